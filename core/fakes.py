@@ -1,0 +1,352 @@
+"""Deterministic in-memory implementations of the Protocols, for tests and examples.
+
+They behave like the real ones where tests can observe it (ordering, model
+checks, one vote per user, first delivery only) and need no files, network or
+model weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import defaultdict
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from core.errors import (
+    CollectionNotFoundError,
+    EmbeddingModelMismatchError,
+    StoreUnavailableError,
+)
+from core.models import (
+    AgentLogEntry,
+    AgentResponse,
+    ConversationTurn,
+    DocumentChunk,
+    EmbeddingRequest,
+    EmbeddingResponse,
+    EventType,
+    Feedback,
+    QueryStatus,
+    ResponseStatus,
+    RetrievalRequest,
+    SparseVector,
+    UserQuery,
+    check_transition,
+)
+from core.protocols import (
+    CollectionInfo,
+    DocumentState,
+    Generation,
+    GenerationRequest,
+    Hit,
+    HybridHits,
+    SearchFn,
+)
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _term_id(term: str) -> int:
+    return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=4).digest(), "little")
+
+
+class FakeEmbedder:
+    """Hashes words into a small dense vector and a bag-of-words sparse vector."""
+
+    def __init__(self, *, dimension: int = 32, model_id: str = "fake-hash-32") -> None:
+        self._dimension = dimension
+        self._model_id = model_id
+        self.calls = 0
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def _vectors(self, text: str) -> EmbeddingResponse:
+        words = _WORD.findall(text.lower()) or ["empty"]
+        dense = [0.0] * self._dimension
+        counts: dict[int, float] = defaultdict(float)
+        for word in words:
+            tid = _term_id(word)
+            dense[tid % self._dimension] += 1.0
+            counts[tid] += 1.0
+        norm = math.sqrt(sum(v * v for v in dense)) or 1.0
+        return EmbeddingResponse(
+            embedding_vector=[v / norm for v in dense],
+            sparse_vector=SparseVector(indices=list(counts), values=list(counts.values())),
+            model_used=self._model_id,
+        )
+
+    async def embed_query(self, request: EmbeddingRequest) -> EmbeddingResponse:
+        self.calls += 1
+        return self._vectors(request.query_text)
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[EmbeddingResponse]:
+        self.calls += 1
+        return [self._vectors(t) for t in texts]
+
+
+class InMemoryVectorStore:
+    """A VectorStore over dicts: cosine for dense, dot product for sparse."""
+
+    def __init__(self) -> None:
+        self._collections: dict[str, CollectionInfo] = {}
+        self._points: dict[str, dict[str, tuple[EmbeddingResponse, dict[str, Any]]]] = {}
+        self.closed = False
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise StoreUnavailableError("the vector store is closed")
+
+    def _collection(self, name: str) -> dict[str, tuple[EmbeddingResponse, dict[str, Any]]]:
+        self._check_open()
+        if name not in self._points:
+            raise CollectionNotFoundError(f"collection {name!r} does not exist: run `ragbot ingest` first")
+        return self._points[name]
+
+    async def ensure_collection(self, name: str, *, model_id: str, dimension: int) -> None:
+        self._check_open()
+        info = self._collections.get(name)
+        if info is None:
+            self._collections[name] = CollectionInfo(name, model_id, dimension, 0)
+            self._points[name] = {}
+        elif (info.model_id, info.dimension) != (model_id, dimension):
+            raise EmbeddingModelMismatchError(
+                collection=name, stored_model=info.model_id, stored_dim=info.dimension,
+                model=model_id, dim=dimension,
+            )
+
+    async def collection_info(self, name: str) -> CollectionInfo | None:
+        self._check_open()
+        info = self._collections.get(name)
+        if info is None:
+            return None
+        return CollectionInfo(info.name, info.model_id, info.dimension, len(self._points[name]))
+
+    async def upsert(
+        self, name: str, chunks: Sequence[DocumentChunk], embeddings: Sequence[EmbeddingResponse]
+    ) -> None:
+        points = self._collection(name)
+        for chunk, emb in zip(chunks, embeddings, strict=True):
+            points[chunk.chunk_id] = (emb, chunk.payload())
+
+    async def delete(self, name: str, chunk_ids: Sequence[str]) -> None:
+        points = self._collection(name)
+        for cid in chunk_ids:
+            points.pop(cid, None)
+
+    async def documents(self, name: str) -> dict[str, DocumentState]:
+        points = self._collection(name)
+        grouped: dict[str, tuple[str, set[str]]] = {}
+        for cid, (_, payload) in points.items():
+            doc = grouped.setdefault(payload["source_document"], (payload["content_hash"], set()))
+            doc[1].add(cid)
+        return {k: DocumentState(h, frozenset(ids)) for k, (h, ids) in grouped.items()}
+
+    async def search(self, name: str, request: RetrievalRequest, *, candidates: int) -> HybridHits:
+        points = self._collection(name)
+        info = self._collections[name]
+        if (request.embedding_model and request.embedding_model != info.model_id) or (
+            len(request.query_embedding) != info.dimension
+        ):
+            raise EmbeddingModelMismatchError(
+                collection=name, stored_model=info.model_id, stored_dim=info.dimension,
+                model=request.embedding_model or "?", dim=len(request.query_embedding),
+            )
+        dense: list[Hit] = []
+        sparse: list[Hit] = []
+        q_sparse = dict(
+            zip(request.sparse_embedding.indices, request.sparse_embedding.values, strict=True)
+        ) if request.sparse_embedding else {}
+        for cid, (emb, payload) in points.items():
+            if not _matches(payload, request.filters):
+                continue
+            cos = sum(a * b for a, b in zip(request.query_embedding, emb.embedding_vector, strict=True))
+            dense.append(Hit(cid, cos, payload))
+            if emb.sparse_vector and q_sparse:
+                dot = sum(q_sparse.get(i, 0.0) * v
+                          for i, v in zip(emb.sparse_vector.indices, emb.sparse_vector.values, strict=True))
+                if dot > 0:
+                    sparse.append(Hit(cid, dot, payload))
+        dense.sort(key=lambda h: (-h.score, h.chunk_id))
+        sparse.sort(key=lambda h: (-h.score, h.chunk_id))
+        return HybridHits(dense=dense[:candidates], sparse=sparse[:candidates])
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def _matches(payload: dict[str, Any], filters: dict[str, Any] | None) -> bool:
+    for key, wanted in (filters or {}).items():
+        have = payload.get(key)
+        wanted_set = set(wanted) if isinstance(wanted, list) else {wanted}
+        have_set = set(have) if isinstance(have, list) else {have}
+        if not wanted_set & have_set:
+            return False
+    return True
+
+
+class ScriptedGenerator:
+    """A Generator that answers with scripted texts, citing ``[1]`` by default.
+
+    ``script`` items are strings (the answer) or exceptions (raised). When the
+    script runs out the last item repeats. ``search_queries`` makes it call the
+    search tool first, like an LLM deciding to search.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[str | BaseException] = ("The answer is in the docs [1].",),
+        *,
+        search_queries: Sequence[str] = (),
+        name: str = "scripted",
+    ) -> None:
+        self.script = list(script)
+        self.search_queries = list(search_queries)
+        self.requests: list[GenerationRequest] = []
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def generate(self, request: GenerationRequest, *, search: SearchFn) -> Generation:
+        self.requests.append(request)
+        chunks = list(request.chunks)
+        for q in self.search_queries:
+            chunks.extend(c for c in await search(q, 5, None) if c not in chunks)
+        item = self.script.pop(0) if len(self.script) > 1 else self.script[0]
+        if isinstance(item, BaseException):
+            raise item
+        return Generation(text=item, chunks=chunks, model_used=self._name,
+                          tool_calls=len(self.search_queries))
+
+
+class InMemoryStorage:
+    """ConversationStore, QueryStore, ActivityLog, FeedbackStore and EventLedger in dicts."""
+
+    def __init__(self) -> None:
+        self.turns: list[ConversationTurn] = []
+        self.queries: dict[str, tuple[UserQuery, QueryStatus, str | None]] = {}
+        self.responses: dict[str, AgentResponse] = {}
+        self.entries: list[AgentLogEntry] = []
+        self.votes: dict[tuple[str, str], Feedback] = {}
+        self.events: set[tuple[str, str]] = set()
+
+    async def add_turn(self, turn: ConversationTurn) -> None:
+        self.turns.append(turn)
+
+    async def recent_turns(self, thread_id: str, *, limit: int) -> list[ConversationTurn]:
+        mine = [t for t in self.turns if t.thread_id == thread_id]
+        return mine[-limit:] if limit else []
+
+    async def create_query(self, query: UserQuery) -> None:
+        self.queries[query.query_id] = (query, QueryStatus.PENDING, None)
+
+    async def set_query_status(
+        self, query_id: str, status: QueryStatus, *, error: str | None = None
+    ) -> None:
+        query, current, _ = self.queries[query_id]
+        check_transition(current, status)
+        self.queries[query_id] = (query, status, error)
+
+    async def get_query_status(self, query_id: str) -> QueryStatus | None:
+        row = self.queries.get(query_id)
+        return row[1] if row else None
+
+    async def save_response(self, response: AgentResponse) -> None:
+        self.responses[response.response_id] = response
+
+    async def fail_interrupted(self) -> int:
+        stuck = [qid for qid, (_, s, _) in self.queries.items() if s is QueryStatus.PROCESSING]
+        for qid in stuck:
+            query, _, _ = self.queries[qid]
+            self.queries[qid] = (query, QueryStatus.FAILED, "interrupted")
+            self.entries.append(AgentLogEntry(
+                event_type=EventType.ERROR, query_id=qid, thread_id=query.thread_id,
+                query_text=query.query_text, error_details="interrupted: the process stopped mid-answer",
+            ))
+        return len(stuck)
+
+    async def log(self, entry: AgentLogEntry) -> None:
+        self.entries.append(entry)
+
+    async def export(
+        self,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        event_type: EventType | None = None,
+        thread_id: str | None = None,
+    ) -> AsyncIterator[AgentLogEntry]:
+        for e in sorted(self.entries, key=lambda e: e.timestamp):
+            if (since and e.timestamp < since) or (until and e.timestamp >= until):
+                continue
+            if event_type and e.event_type is not event_type:
+                continue
+            if thread_id and e.thread_id != thread_id:
+                continue
+            yield e
+
+    async def record_feedback(self, feedback: Feedback) -> None:
+        self.votes[(feedback.response_id, feedback.user_id)] = feedback
+
+    async def export_feedback(self, *, since: datetime | None = None) -> AsyncIterator[Feedback]:
+        for f in sorted(self.votes.values(), key=lambda f: f.timestamp):
+            if since is None or f.timestamp >= since:
+                yield f
+
+    async def first_delivery(self, platform: str, event_id: str) -> bool:
+        key = (platform, event_id)
+        if key in self.events:
+            return False
+        self.events.add(key)
+        return True
+
+
+class FakeAnswerService:
+    """An AnswerService returning canned responses; records what it was asked."""
+
+    def __init__(self, *, text: str = "Ragbot answers from your docs [1].",
+                 status: ResponseStatus = ResponseStatus.ANSWERED) -> None:
+        self.text = text
+        self.status = status
+        self.calls: list[dict[str, Any]] = []
+        self.error: BaseException | None = None
+
+    async def answer(
+        self,
+        question: str,
+        *,
+        thread_id: str | None = None,
+        user_id: str | None = None,
+        user_context: str | None = None,
+    ) -> AgentResponse:
+        from core.models import RetrievedChunk, Source
+
+        self.calls.append({"question": question, "thread_id": thread_id, "user_id": user_id,
+                           "user_context": user_context})
+        if self.error is not None:
+            raise self.error
+        query = UserQuery(query_text=question, thread_id=thread_id)
+        chunk = RetrievedChunk(
+            chunk_id="c1", content="Ragbot answers from your docs.", score=0.9,
+            url="https://ragbot.dev/docs/install", title="Install", section="Install > Quick start",
+            chunk_index=0, source_document="install.md",
+        )
+        answered = self.status is ResponseStatus.ANSWERED
+        return AgentResponse(
+            query_id=query.query_id, query_text=question, thread_id=thread_id,
+            response_text=self.text, status=self.status,
+            sources=[Source(index=1, chunk_id="c1", url=chunk.url, title=chunk.title,
+                            section=chunk.section, chunk_index=0, score=0.9)] if answered else [],
+            retrieved_chunks=[chunk] if answered else [],
+            confidence_score=0.9 if answered else 0.0,
+        )
