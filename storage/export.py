@@ -1,0 +1,60 @@
+"""Stream the AgentLogEntry log and feedback to JSON Lines or CSV, row by row."""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import datetime
+from typing import Literal, TextIO
+
+from core.models import AgentLogEntry, EventType, Feedback
+from core.protocols import ActivityLog, FeedbackStore
+
+ExportFormat = Literal["jsonl", "csv"]
+LOG_COLUMNS = list(AgentLogEntry.model_fields)
+FEEDBACK_COLUMNS = list(Feedback.model_fields)
+
+
+def _row(model: AgentLogEntry | Feedback) -> dict[str, object]:
+    return model.model_dump(mode="json")
+
+
+async def export_log(
+    log: ActivityLog,
+    out: TextIO,
+    *,
+    fmt: ExportFormat = "jsonl",
+    since: datetime | None = None,
+    until: datetime | None = None,
+    event_type: EventType | None = None,
+    thread_id: str | None = None,
+) -> int:
+    """Write matching log entries to ``out``; return how many were written."""
+    writer = csv.DictWriter(out, fieldnames=LOG_COLUMNS) if fmt == "csv" else None
+    if writer:
+        writer.writeheader()
+    count = 0
+    async for entry in log.export(since=since, until=until, event_type=event_type, thread_id=thread_id):
+        if writer:
+            writer.writerow(_row(entry))
+        else:
+            out.write(json.dumps(_row(entry), ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+async def export_feedback(
+    store: FeedbackStore, out: TextIO, *, fmt: ExportFormat = "jsonl", since: datetime | None = None
+) -> int:
+    """Write votes to ``out``; return how many were written."""
+    writer = csv.DictWriter(out, fieldnames=FEEDBACK_COLUMNS) if fmt == "csv" else None
+    if writer:
+        writer.writeheader()
+    count = 0
+    async for vote in store.export_feedback(since=since):
+        if writer:
+            writer.writerow(_row(vote))
+        else:
+            out.write(json.dumps(_row(vote), ensure_ascii=False) + "\n")
+        count += 1
+    return count
