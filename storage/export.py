@@ -58,3 +58,29 @@ async def export_feedback(
             out.write(json.dumps(_row(vote), ensure_ascii=False) + "\n")
         count += 1
     return count
+
+
+_RELATIVE = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_when(text: str, *, now: datetime | None = None) -> datetime:
+    """Parse ``2026-11-01``, an ISO 8601 datetime, or a relative age like ``30m``, ``24h``, ``7d``.
+
+    Naive dates and datetimes are taken as UTC.
+
+    Raises:
+        ValueError: naming the text that could not be read.
+    """
+    from datetime import UTC, timedelta
+
+    value = text.strip()
+    now = now or datetime.now(UTC)
+    if len(value) >= 2 and value[-1].lower() in _RELATIVE and value[:-1].isdigit():
+        return now - timedelta(seconds=int(value[:-1]) * _RELATIVE[value[-1].lower()])
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not a date: use 2026-11-01, 2026-11-01T12:00:00Z, or an age like 24h or 7d"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

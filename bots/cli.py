@@ -1,0 +1,325 @@
+"""The ``ragbot`` command: ingest, ask, chat, serve, logs export, eval, discord sync.
+
+Exit codes: 0 success, 2 bad input (one-line message), 1 unexpected failure
+(short message and the path of the log file holding the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from core.errors import InputError, RagbotError, StoreUnavailableError
+from core.models import AgentResponse, EventType, validate_collection_name
+from core.settings import Settings, load_settings
+
+log = logging.getLogger("ragbot")
+Command = Callable[[argparse.Namespace, Settings], Awaitable[int]]
+
+
+def _collection(value: str) -> str:
+    try:
+        return validate_collection_name(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _event_type(value: str) -> EventType:
+    try:
+        return EventType(value)
+    except ValueError:
+        allowed = ", ".join(e.value for e in EventType)
+        raise argparse.ArgumentTypeError(f"unknown event type {value!r}; use one of {allowed}") from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with exit code 2 and a one-line message (its default is usage + message)."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"ragbot: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = _Parser(prog="ragbot", description="Answer questions from your docs, grounded and cited.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("ingest", help="add or refresh a folder, file or sitemap URL in the knowledge base")
+    p.add_argument("source", help="folder, file, or https://site/sitemap.xml")
+    p.add_argument("--collection", type=_collection, help="collection name (default: RAGBOT_COLLECTION)")
+    p.add_argument("--base-url", help="public URL of the docs, e.g. https://example.com/docs")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("ask", help="answer one question (or a JSONL batch)")
+    p.add_argument("question", nargs="?", help="the question")
+    p.add_argument("--thread", help="conversation id, to ask follow-up questions")
+    p.add_argument("--json", action="store_true", help="print the AgentResponse as JSON")
+    p.add_argument("--batch", type=Path, help='JSONL file: {"question": ..., "thread_id": ...} per line')
+    p.add_argument("--context", dest="user_context", help="extra context you provide yourself")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("chat", help="talk to the bot in the terminal")
+    p.add_argument("--thread", help="resume a conversation id")
+    p.set_defaults(func=cmd_chat)
+
+    p = sub.add_parser("serve", help="run every adapter whose credentials are set, in one process")
+    p.set_defaults(func=cmd_serve)
+
+    logs = sub.add_parser("logs", help="the activity log").add_subparsers(
+        dest="logs_command", required=True, parser_class=_Parser)
+    p = logs.add_parser("export", help="stream AgentLogEntry rows as JSONL or CSV")
+    p.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    p.add_argument("--since", help="2026-11-01, ISO datetime, or an age like 24h / 7d")
+    p.add_argument("--until", help="same forms as --since (exclusive)")
+    p.add_argument("--event-type", type=_event_type)
+    p.add_argument("--thread", help="only this conversation id")
+    p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
+    p.set_defaults(func=cmd_logs_export)
+
+    discord_cmd = sub.add_parser("discord", help="Discord utilities").add_subparsers(
+        dest="discord_command", required=True, parser_class=_Parser)
+    p = discord_cmd.add_parser("sync", help="register the slash commands with Discord now")
+    p.set_defaults(func=cmd_discord_sync)
+
+    with contextlib.suppress(ImportError):
+        from bots.cli_eval import register
+
+        register(sub)
+    return parser
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _print_response(response: AgentResponse, *, as_json: bool, out: TextIO) -> None:
+    from bots.terminal import format_answer
+
+    if as_json:
+        out.write(response.model_dump_json() + "\n")
+    else:
+        out.write(format_answer(response) + "\n")
+
+
+async def _handed(settings: Settings, request: dict[str, Any]) -> dict[str, Any] | None:
+    """Send the request to a running ``ragbot serve``; None when none is running."""
+    from bots.control import call
+
+    reply = await call(settings.control_socket, request)
+    if reply is not None and not reply.get("ok"):
+        error = RagbotError(str(reply.get("error")))
+        error.exit_code = int(reply.get("exit_code", 1))
+        raise error
+    return reply
+
+
+@contextlib.asynccontextmanager
+async def _runtime(settings: Settings) -> Any:
+    from core.app import build_runtime
+
+    try:
+        runtime = await build_runtime(settings)
+    except StoreUnavailableError:
+        raise
+    try:
+        yield runtime
+    finally:
+        await runtime.aclose()
+
+
+# ---------------------------------------------------------------------- commands
+
+
+async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    """``ragbot ingest SOURCE``."""
+    collection = args.collection or settings.collection
+    source = args.source
+    if not source.startswith(("http://", "https://")):
+        path = Path(source)
+        if not path.exists():
+            raise InputError(f"nothing to ingest at {source!r}: no such file or folder")
+        source = str(path.resolve())
+    request = {"op": "ingest", "source": source, "collection": collection, "base_url": args.base_url}
+    reply = await _handed(settings, request)
+    if reply is not None:
+        from core.models import IngestSummary
+
+        summary = IngestSummary.model_validate(reply["summary"])
+        print(f"ingested by the running server: {summary.line()}")
+    else:
+        from core.sitemap import ingest_source
+
+        async with _runtime(settings) as runtime:
+            summary = await ingest_source(
+                source, store=runtime.store, embedder=runtime.embedder, collection=collection,
+                base_url=args.base_url, data_dir=settings.data_dir,
+                progress=False if args.no_progress else None,
+            )
+        print(summary.line())
+    for failed in summary.files_failed:
+        print(f"  skipped: {failed}", file=sys.stderr)
+    return 0
+
+
+def _batch_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise InputError(f"batch file {str(path)!r} does not exist")
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{path}:{number}: not JSON ({exc})") from None
+            if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+                raise InputError(f'{path}:{number}: expected {{"question": "...", "thread_id": ...}}')
+            yield number, item
+
+
+async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    """``ragbot ask "question"`` or ``ragbot ask --batch FILE.jsonl --json``."""
+    from core.errors import QueryValidationError
+
+    if args.batch is None and args.question is None:
+        raise InputError("give a question, e.g. ragbot ask \"how do I install it?\", or --batch FILE")
+    if args.batch is not None and args.question is not None:
+        raise InputError("give either a question or --batch, not both")
+    items = (list(_batch_lines(args.batch)) if args.batch is not None
+             else [(0, {"question": args.question, "thread_id": args.thread,
+                        "user_context": args.user_context})])
+    as_json = args.json or args.batch is not None
+    probe = await _handed(settings, {"op": "ping"})
+    failures = 0
+    if probe is not None:
+        for number, item in items:
+            try:
+                reply = await _handed(settings, {"op": "ask", **item})
+            except RagbotError as exc:
+                if args.batch is None:
+                    raise
+                failures += 1
+                print(json.dumps({"line": number, "error": str(exc)}))
+                continue
+            assert reply is not None
+            _print_response(AgentResponse.model_validate(reply["response"]), as_json=as_json, out=sys.stdout)
+        return 0 if not failures else 2
+    async with _runtime(settings) as runtime:
+        from core.services import log_sent
+
+        for number, item in items:
+            try:
+                response = await runtime.pipeline.answer(
+                    item["question"], thread_id=item.get("thread_id"),
+                    user_context=item.get("user_context"),
+                )
+            except QueryValidationError as exc:
+                if args.batch is None:
+                    raise
+                failures += 1
+                print(json.dumps({"line": number, "error": str(exc)}))
+                continue
+            _print_response(response, as_json=as_json, out=sys.stdout)
+            await log_sent(runtime.services.activity, response, platform="cli")
+    return 0 if not failures else 2
+
+
+async def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
+    """``ragbot chat``: the terminal adapter."""
+    from bots.terminal import new_thread_id, run_chat
+
+    async with _runtime(settings) as runtime:
+        return await run_chat(runtime.services, thread_id=args.thread or new_thread_id())
+
+
+async def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    """``ragbot serve``: every configured adapter plus the control socket, one event loop."""
+    from bots.serve import serve
+
+    return await serve(settings)
+
+
+async def cmd_logs_export(args: argparse.Namespace, settings: Settings) -> int:
+    """``ragbot logs export``: streams rows; never loads the whole table."""
+    from storage.export import export_log, parse_when
+    from storage.sqlite import SqliteStore
+
+    try:
+        since = parse_when(args.since) if args.since else None
+        until = parse_when(args.until) if args.until else None
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if not settings.sqlite_path.exists():
+        raise InputError(f"no activity log yet at {settings.sqlite_path}: ask a question first")
+    db = await SqliteStore.open(settings.sqlite_path)
+    try:
+        with (args.output.open("w", encoding="utf-8", newline="") if args.output
+              else contextlib.nullcontext(sys.stdout)) as out:
+            count = await export_log(db, out, fmt=args.format, since=since, until=until,
+                                     event_type=args.event_type, thread_id=args.thread)
+    finally:
+        await db.close()
+    if args.output:
+        print(f"wrote {count} rows to {args.output}", file=sys.stderr)
+    return 0
+
+
+async def cmd_discord_sync(args: argparse.Namespace, settings: Settings) -> int:
+    """``ragbot discord sync``: register slash commands now."""
+    from bots.discord_bot import sync_commands
+
+    if settings.discord_token is None:
+        raise InputError("DISCORD_TOKEN is not set")
+    await sync_commands(settings)
+    return 0
+
+
+# ---------------------------------------------------------------------- entry point
+
+
+def _setup_logging(settings: Settings) -> Path:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    log_path = settings.data_dir / "ragbot.log"
+    handler = logging.FileHandler(log_path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(settings.log_level.upper())
+    return log_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point."""
+    args = build_parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except RagbotError as exc:
+        print(f"ragbot: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    log_path = _setup_logging(settings)
+    try:
+        return asyncio.run(args.func(args, settings))
+    except KeyboardInterrupt:
+        return 130
+    except RagbotError as exc:
+        print(f"ragbot: error: {exc}", file=sys.stderr)
+        if exc.exit_code != 2:
+            log.error("command failed: %s", exc, exc_info=exc)
+            print(f"ragbot: details in {log_path}", file=sys.stderr)
+        return exc.exit_code
+    except Exception as exc:
+        log.exception("unexpected failure")
+        print(f"ragbot: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"ragbot: details in {log_path}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""The terminal adapter: print answers with their sources, and ``ragbot chat``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from typing import TextIO
+
+from core.errors import QueryValidationError
+from core.models import AgentResponse, ResponseStatus
+from core.services import Services, log_sent
+
+_NOTICE = {
+    ResponseStatus.NO_RELEVANT_DOCUMENTS: "(not found in the docs)",
+    ResponseStatus.RETRIEVAL_FAILED: "(search failed)",
+    ResponseStatus.VALIDATION_FAILED: "(could not be fully checked against the docs)",
+}
+
+
+def format_answer(response: AgentResponse) -> str:
+    """The answer, a status notice when it is not a plain answer, and numbered sources."""
+    lines = [response.response_text]
+    notice = _NOTICE.get(response.status)
+    if notice:
+        lines.append(notice)
+    if response.sources:
+        lines.append("")
+        lines.append("Sources:")
+        for source in response.sources:
+            where = f"{source.title} > {source.section}" if source.section else source.title
+            lines.append(f"  [{source.index}] {where}")
+            lines.append(f"      {source.url}")
+    return "\n".join(lines)
+
+
+def new_thread_id() -> str:
+    """A fresh terminal conversation id."""
+    return f"cli:{uuid.uuid4().hex[:12]}"
+
+
+async def run_chat(
+    services: Services, *, thread_id: str, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
+) -> int:
+    """Read questions line by line and answer them on one thread until EOF or 'exit'."""
+    stdout.write("Ask about the docs (empty line or 'exit' to quit).\n")
+    while True:
+        stdout.write("> ")
+        stdout.flush()
+        line = await asyncio.to_thread(stdin.readline)
+        question = line.strip()
+        if not line or question.lower() in {"", "exit", "quit"}:
+            stdout.write("\n")
+            return 0
+        try:
+            response = await services.answers.answer(question, thread_id=thread_id, user_id="terminal")
+        except QueryValidationError as exc:
+            stdout.write(f"Sorry: {exc}\n")
+            continue
+        stdout.write(format_answer(response) + "\n\n")
+        await log_sent(services.activity, response, platform="terminal")

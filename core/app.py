@@ -1,0 +1,108 @@
+"""Wiring: build the real core from Settings (the only place that picks implementations)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.embeddings import LocalEmbedder
+from core.extractive import ExtractiveGenerator
+from core.pipeline import RagPipeline
+from core.protocols import Embedder, Generator, Reranker, VectorStore
+from core.ratelimit import RateLimiter
+from core.services import Services
+from core.settings import Settings
+
+
+@dataclass(kw_only=True)
+class Runtime:
+    """The opened core: what ``ragbot serve`` and the CLI hold for their lifetime."""
+
+    settings: Settings
+    services: Services
+    store: VectorStore
+    embedder: Embedder
+    pipeline: RagPipeline
+
+    async def aclose(self) -> None:
+        """Close the stores (flushes the embedded engine)."""
+        await self.services.aclose()
+
+
+def open_store(settings: Settings) -> VectorStore:
+    """The vector store the settings ask for: a Qdrant server when QDRANT_URL is set."""
+    if settings.qdrant_url:
+        from core.store_qdrant import QdrantServerStore
+
+        return QdrantServerStore.from_settings(settings)
+    from core.store_edge import EdgeVectorStore
+
+    return EdgeVectorStore(root=settings.store_dir)
+
+
+def build_embedder(settings: Settings, local: LocalEmbedder) -> Embedder:
+    """Cohere embeddings when COHERE_API_KEY is set (keeping local BM25 for hybrid), else local."""
+    if settings.cohere_api_key is None:
+        return local
+    from core.cohere_client import CohereEmbedder
+
+    return CohereEmbedder.from_settings(
+        settings, sparse_query=local.sparse_query, sparse_document=local.sparse_document
+    )
+
+
+def build_reranker(settings: Settings) -> Reranker | None:
+    """Cohere rerank when COHERE_API_KEY is set."""
+    if settings.cohere_api_key is None:
+        return None
+    from core.cohere_client import CohereReranker
+
+    return CohereReranker.from_settings(settings)
+
+
+def build_generator(settings: Settings, fallback: Generator) -> Generator:
+    """Gemini when GEMINI_API_KEY/GOOGLE_API_KEY is set, else the extractive answerer."""
+    if settings.gemini_api_key is None:
+        return fallback
+    from core.gemini import GeminiGenerator
+
+    return GeminiGenerator.from_settings(settings)
+
+
+async def build_runtime(settings: Settings, **overrides: Any) -> Runtime:
+    """Open SQLite and the vector store, recover from a crash, and assemble the pipeline.
+
+    Keyword overrides replace a built part (``store=``, ``generator=``), for tests.
+    """
+    from storage.sqlite import SqliteStore
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = await SqliteStore.open(settings.sqlite_path)
+    try:
+        await db.fail_interrupted()
+        local = LocalEmbedder()
+        store: VectorStore = overrides.get("store") or open_store(settings)
+        embedder: Embedder = overrides.get("embedder") or build_embedder(settings, local)
+        extractive = ExtractiveGenerator(max_sentences=settings.answer_sentences)
+        generator: Generator = overrides.get("generator") or build_generator(settings, extractive)
+        pipeline = RagPipeline(
+            settings=settings, embedder=embedder, store=store, generator=generator,
+            fallback=extractive, conversations=db, queries=db, activity=db,
+            terms=lambda text: frozenset(local.sparse_query(text).indices),
+            similarity=local.similarity, reranker=build_reranker(settings),
+        )
+    except BaseException:
+        await db.close()
+        raise
+    services = Services(
+        settings=settings, answers=pipeline, conversations=db, queries=db, activity=db,
+        feedback=db, events=db, rate_limiter=RateLimiter(limit=settings.rate_limit_per_minute),
+    )
+    services._closers.extend([db.close, store.close])
+    return Runtime(settings=settings, services=services, store=store, embedder=embedder,
+                   pipeline=pipeline)
+
+
+async def build_services(settings: Settings) -> Services:
+    """The adapters' entry point: the real Services (close with ``await services.aclose()``)."""
+    return (await build_runtime(settings)).services
