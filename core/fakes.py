@@ -248,11 +248,15 @@ class InMemoryStorage:
         return mine[-limit:] if limit else []
 
     async def create_query(self, query: UserQuery) -> None:
+        if query.query_id in self.queries:
+            raise ValueError(f"query {query.query_id!r} already exists")
         self.queries[query.query_id] = (query, QueryStatus.PENDING, None)
 
     async def set_query_status(
         self, query_id: str, status: QueryStatus, *, error: str | None = None
     ) -> None:
+        if query_id not in self.queries:
+            raise ValueError(f"query {query_id!r} is unknown")
         query, current, _ = self.queries[query_id]
         check_transition(current, status)
         self.queries[query_id] = (query, status, error)
@@ -262,6 +266,9 @@ class InMemoryStorage:
         return row[1] if row else None
 
     async def save_response(self, response: AgentResponse) -> None:
+        # Like the SQLite store's foreign key: a response belongs to a stored query.
+        if response.query_id not in self.queries:
+            raise ValueError(f"query {response.query_id!r} is unknown: call create_query first")
         self.responses[response.response_id] = response
 
     async def fail_interrupted(self) -> int:
@@ -276,6 +283,8 @@ class InMemoryStorage:
         return len(stuck)
 
     async def log(self, entry: AgentLogEntry) -> None:
+        if any(e.entry_id == entry.entry_id for e in self.entries[-50:]):
+            raise ValueError(f"log entry {entry.entry_id!r} already exists")
         self.entries.append(entry)
 
     async def export(

@@ -3,7 +3,7 @@
 Names follow ``../shared/spec``. Where the five documents disagree, one name
 and one default is kept here and the other spelling is accepted on input
 (``similarity_score`` for ``score``, ``limit`` for ``top_k``, ``min_score`` for
-``threshold`` ...); ``docs/reference-data-model.md`` lists each choice.
+``threshold`` ...); ``docs/configuration.md`` and ``docs/data-model.md`` list each choice.
 Models fed from outside (users, files, APIs) forbid unknown fields so a typo
 is an error that names the field, never a silently ignored value.
 """
@@ -71,7 +71,29 @@ def validate_collection_name(name: str) -> str:
     return name
 
 
-class _Strict(BaseModel):
+class _RoundTrip(BaseModel):
+    """Accepts its own ``model_dump()`` back: computed fields in the input are dropped.
+
+    Without this a model that forbids unknown fields would refuse its own JSON
+    (``vector_id``, ``sources_cited`` ... are computed, not stored).
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_computed(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not cls.model_computed_fields:
+            return data
+        drop = set(cls.model_computed_fields) & set(data)
+        for name, info in cls.model_fields.items():
+            aliases = info.validation_alias.choices if isinstance(info.validation_alias, AliasChoices) else []
+            # A computed name that is also an input spelling (RetrievedChunk.vector_id) is kept
+            # when it is the only spelling given.
+            if not ({name, *map(str, aliases)} - drop) & set(data):
+                drop -= set(map(str, aliases))
+        return {k: v for k, v in data.items() if k not in drop}
+
+
+class _Strict(_RoundTrip):
     """Base for models fed from outside: unknown fields are errors."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, str_strip_whitespace=False)
@@ -107,7 +129,9 @@ def check_transition(current: QueryStatus, new: QueryStatus) -> None:
 class UserQuery(_Strict):
     """A question asked by a user (spec: User Query / AgentQuery / Query)."""
 
-    query_id: str = Field(default_factory=new_id, min_length=1)
+    query_id: str = Field(
+        default_factory=new_id, min_length=1, validation_alias=AliasChoices("query_id", "id")
+    )
     query_text: str = Field(validation_alias=AliasChoices("query_text", "text"))
     timestamp: AwareDatetime = Field(default_factory=utc_now)
     thread_id: str | None = Field(
@@ -166,6 +190,14 @@ class RetrievedChunk(_Strict):
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flatten_payload(cls, data: Any) -> Any:
+        # Spec 004 nests the stored fields under "payload" ({"score": .., "payload": {..}}).
+        if isinstance(data, dict) and isinstance(data.get("payload"), dict):
+            data = {**data["payload"], **{k: v for k, v in data.items() if k != "payload"}}
+        return data
+
     @computed_field  # type: ignore[prop-decorator]
     @property
     def vector_id(self) -> str:
@@ -187,7 +219,7 @@ class RetrievedChunk(_Strict):
         return value
 
 
-class RetrievedContext(BaseModel):
+class RetrievedContext(_RoundTrip):
     """The chunks retrieved for one query (spec 000: Retrieved Context)."""
 
     chunks: list[RetrievedChunk]
@@ -252,14 +284,15 @@ class EmbeddingRequest(_Strict):
         return value
 
 
-class EmbeddingResponse(BaseModel):
-    """An embedding: a dense vector, optionally with a sparse one (hybrid search)."""
+class EmbeddingResponse(_RoundTrip):
+    """An embedding: a dense vector, optionally with a sparse one (spec 001: QueryEmbedding)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    embedding_vector: list[float]
+    embedding_vector: list[float] = Field(validation_alias=AliasChoices("embedding_vector", "vector"))
     sparse_vector: SparseVector | None = None
-    model_used: str = Field(min_length=1)
+    model_used: str = Field(min_length=1, validation_alias=AliasChoices("model_used", "model"))
+    query_text: str | None = None
     execution_time: Seconds = 0.0
 
     @computed_field  # type: ignore[prop-decorator]
@@ -420,20 +453,22 @@ class GroundingValidation(BaseModel):
     passed: bool = True
 
 
-class AgentResponse(BaseModel):
+class AgentResponse(_RoundTrip):
     """The answer returned to the user (spec: Agent Response)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    response_id: str = Field(default_factory=new_id)
+    response_id: str = Field(default_factory=new_id, validation_alias=AliasChoices("response_id", "id"))
     query_id: str = Field(min_length=1)
-    query_text: str = ""
+    query_text: str = Field(default="", validation_alias=AliasChoices("query_text", "query"))
     thread_id: str | None = None
-    response_text: Text
+    response_text: Text = Field(validation_alias=AliasChoices("response_text", "answer", "content"))
     status: ResponseStatus
     sources: list[Source] = Field(default_factory=list)
     retrieved_chunks: list[RetrievedChunk] = Field(default_factory=list)
-    confidence_score: Score = 0.0
+    confidence_score: Score = Field(
+        default=0.0, validation_alias=AliasChoices("confidence_score", "confidence")
+    )
     grounding_confidence: Score = 0.0
     grounding_validation: GroundingValidation | None = None
     retrieval_used: bool = True
@@ -442,7 +477,9 @@ class AgentResponse(BaseModel):
     #: Id of the ``error`` AgentLogEntry when something failed, shown to users so that
     #: an admin can find the cause in the log export.
     reference_id: str | None = None
-    execution_time: Seconds = 0.0
+    execution_time: Seconds = Field(
+        default=0.0, validation_alias=AliasChoices("execution_time", "processing_time")
+    )
     timestamp: AwareDatetime = Field(default_factory=utc_now)
 
     @field_validator("response_text")
@@ -454,12 +491,17 @@ class AgentResponse(BaseModel):
 
     @model_validator(mode="after")
     def _sources_are_retrieved(self) -> AgentResponse:
-        ids = {c.chunk_id for c in self.retrieved_chunks}
+        by_id = {c.chunk_id: c for c in self.retrieved_chunks}
         for source in self.sources:
-            if source.chunk_id not in ids:
+            chunk = by_id.get(source.chunk_id)
+            if chunk is None:
                 raise ValueError(
                     f"source [{source.index}] cites chunk {source.chunk_id!r}, "
                     "which was not retrieved"
+                )
+            if chunk.url != source.url:
+                raise ValueError(
+                    f"source [{source.index}] url {source.url!r} differs from its chunk's url {chunk.url!r}"
                 )
         if self.status is ResponseStatus.ANSWERED and not self.sources:
             raise ValueError("an answered response must cite at least one source")
@@ -606,6 +648,13 @@ class DocumentChunk(BaseModel):
     page_number: int | None = None
     tags: list[str] = Field(default_factory=list)
     content_hash: str = Field(min_length=1, description="hash of the whole source document")
+
+    @field_validator("content")
+    @classmethod
+    def _content_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("content is empty: every chunk needs text")
+        return value
 
     def payload(self) -> dict[str, Any]:
         """The payload stored beside the vectors."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from core.errors import ConfigurationError
@@ -38,6 +38,8 @@ class Settings(BaseSettings):
         env_file_encoding="utf-8",
         extra="ignore",
         populate_by_name=True,
+        # An empty SLACK_BOT_TOKEN= line means "not set", not "a token that is empty".
+        env_ignore_empty=True,
     )
 
     # --- where things live
@@ -99,7 +101,7 @@ class Settings(BaseSettings):
     )
     gemini_base_url: str | None = Field(default=None, validation_alias=_env("GEMINI_BASE_URL"))
     gemini_model: str = "gemini-2.5-flash"
-    max_tokens: int = Field(default=1024, ge=1)
+    max_tokens: int = Field(default=1024, ge=1, le=65_536)
     temperature: float = Field(default=0.2, ge=0.0, le=1.0)
     context_window: int = Field(default=8192, ge=256)
     #: The first turn of a new question always searches before the model answers.
@@ -134,6 +136,15 @@ class Settings(BaseSettings):
     def _collection(cls, value: str) -> str:
         return validate_collection_name(value)
 
+    @model_validator(mode="after")
+    def _agent_config_fits(self) -> Settings:
+        if self.max_tokens >= self.context_window:
+            raise ValueError(
+                f"RAGBOT_MAX_TOKENS ({self.max_tokens}) must be smaller than "
+                f"RAGBOT_CONTEXT_WINDOW ({self.context_window})"
+            )
+        return self
+
     # --- derived paths and objects
     @property
     def store_dir(self) -> Path:
@@ -160,6 +171,17 @@ class Settings(BaseSettings):
         )
 
 
+def _variable(field: str) -> str:
+    """The environment variable users set for a settings field."""
+    info = Settings.model_fields.get(field)
+    if info is None:  # pydantic reported the alias itself (PORT, SLACK_BOT_TOKEN ...)
+        return field
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return f"RAGBOT_{field.upper()}"
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Read the environment (and .env) once.
 
@@ -170,7 +192,8 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+            f"{_variable(str(err['loc'][0])) if err['loc'] else 'settings'}: "
+            f"{str(err['msg']).removeprefix('Value error, ')}"
             for err in exc.errors()
         )
         raise ConfigurationError(f"invalid configuration: {problems}") from exc
