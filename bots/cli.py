@@ -159,7 +159,7 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         async with _runtime(settings) as runtime:
             summary = await ingest_source(
                 source, store=runtime.store, embedder=runtime.embedder, collection=collection,
-                base_url=args.base_url, data_dir=settings.data_dir,
+                base_url=args.base_url, state_path=settings.data_dir / f"sitemap-{collection}.json",
                 progress=False if args.no_progress else None,
             )
         print(summary.line())

@@ -38,10 +38,12 @@ async def handle_request(runtime: Runtime, request: dict[str, Any]) -> dict[str,
             )
             return {"ok": True, "response": response.model_dump(mode="json")}
         if op == "ingest":
+            collection = request.get("collection") or runtime.settings.collection
             summary = await ingest_source(
                 str(request["source"]), store=runtime.store, embedder=runtime.embedder,
-                collection=request.get("collection") or runtime.settings.collection,
-                base_url=request.get("base_url"), data_dir=runtime.settings.data_dir, progress=False,
+                collection=collection,
+                base_url=request.get("base_url"), progress=False,
+                state_path=runtime.settings.data_dir / f"sitemap-{collection}.json",
             )
             return {"ok": True, "summary": summary.model_dump(mode="json")}
         return {"ok": False, "error": f"unknown operation {op!r}", "exit_code": 2}

@@ -7,6 +7,7 @@ import sys
 import uuid
 from typing import TextIO
 
+from core.citations import source_label
 from core.errors import QueryValidationError
 from core.models import AgentResponse, ResponseStatus
 from core.services import Services, log_sent
@@ -28,8 +29,7 @@ def format_answer(response: AgentResponse) -> str:
         lines.append("")
         lines.append("Sources:")
         for source in response.sources:
-            where = f"{source.title} > {source.section}" if source.section else source.title
-            lines.append(f"  [{source.index}] {where}")
+            lines.append(f"  [{source.index}] {source_label(source.title, source.section)}")
             lines.append(f"      {source.url}")
     return "\n".join(lines)
 

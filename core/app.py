@@ -99,6 +99,9 @@ async def build_runtime(settings: Settings, **overrides: Any) -> Runtime:
         feedback=db, events=db, rate_limiter=RateLimiter(limit=settings.rate_limit_per_minute),
     )
     services._closers.extend([db.close, store.close])
+    closer = getattr(generator, "aclose", None)
+    if closer is not None:  # the Gemini client holds an HTTP connection pool
+        services._closers.append(closer)
     return Runtime(settings=settings, services=services, store=store, embedder=embedder,
                    pipeline=pipeline)
 

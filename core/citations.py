@@ -1,0 +1,124 @@
+"""Citation markers ``[n]`` in answer text, the sources they cite, and mention defusing.
+
+Pure functions used by every generator, by grounding and by the pipeline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from core.models import RetrievedChunk, Source
+
+#: ``[1]``, ``[2, 3]``, ``[1;2]`` and ranges ``[1-3]``; each group is one marker.
+CITATION_RE = re.compile(r"\[(\s*\d+(?:\s*[-–]\s*\d+)?(?:\s*[,;]\s*\d+(?:\s*[-–]\s*\d+)?)*\s*)\]")
+_RANGE_LIMIT = 50
+
+# A zero-width space after "@" keeps the word readable but stops Slack and Discord
+# from treating it as a mass or user mention.
+_ZWSP = "\u200b"
+_SLACK_SPECIAL = re.compile(r"<!(channel|here|everyone)(?:\|[^>]*)?>", re.IGNORECASE)
+_SLACK_SUBTEAM = re.compile(r"<!subteam\^[^>|]*(?:\|@?([^>]*))?>", re.IGNORECASE)
+_SLACK_OTHER = re.compile(r"<![^>]*>")
+_ROLE_MENTION = re.compile(r"<@&[^>\s]*>")
+_USER_MENTION = re.compile(r"<@!?[A-Za-z0-9]+(?:\|([^>]*))?>")
+_AT_WORD = re.compile(r"(?<![\w@])@(everyone|here|channel|all|room)\b", re.IGNORECASE)
+
+
+def cited_indices(text: str) -> list[int]:
+    """Return the citation numbers used in ``text``, in order of first appearance.
+
+    Args:
+        text: Answer text with markers such as ``[1]``, ``[2, 3]``, ``[1][2]`` or ``[1-3]``.
+
+    Returns:
+        Distinct numbers as written (0 or out-of-range numbers included, so that
+        grounding can report them as invalid).
+    """
+    seen: dict[int, None] = {}
+    for match in CITATION_RE.finditer(text):
+        for n in _marker_numbers(match.group(1)):
+            seen.setdefault(n, None)
+    return list(seen)
+
+
+def _marker_numbers(body: str) -> list[int]:
+    numbers: list[int] = []
+    for part in re.split(r"[,;]", body):
+        part = part.strip()
+        if not part:
+            continue
+        bounds = re.split(r"\s*[-–]\s*", part)
+        if len(bounds) == 2:
+            lo, hi = int(bounds[0]), int(bounds[1])
+            if lo <= hi and hi - lo <= _RANGE_LIMIT:
+                numbers.extend(range(lo, hi + 1))
+            else:
+                numbers.extend((lo, hi))
+        else:
+            numbers.append(int(part))
+    return numbers
+
+
+def strip_citations(text: str) -> str:
+    """Remove citation markers (for comparing a sentence's words with its sources)."""
+    return re.sub(r"\s+", " ", CITATION_RE.sub(" ", text)).strip()
+
+
+def build_sources(text: str, chunks: Sequence[RetrievedChunk]) -> list[Source]:
+    """List the chunks actually cited in ``text``, in order of first citation.
+
+    Args:
+        text: Answer text whose ``[n]`` refer to ``chunks[n-1]``.
+        chunks: The numbered chunks the generator was given.
+
+    Returns:
+        One Source per valid cited number; numbers outside ``1..len(chunks)`` are skipped.
+    """
+    sources: list[Source] = []
+    for n in cited_indices(text):
+        if 1 <= n <= len(chunks):
+            chunk = chunks[n - 1]
+            sources.append(
+                Source(
+                    index=n,
+                    chunk_id=chunk.chunk_id,
+                    url=chunk.url,
+                    title=chunk.title,
+                    section=chunk.section,
+                    chunk_index=chunk.chunk_index,
+                    score=chunk.score,
+                )
+            )
+    return sources
+
+
+def neutralize_mentions(text: str) -> str:
+    """Defuse Slack and Discord mentions so generated text can never ping people.
+
+    Args:
+        text: Any generated text.
+
+    Returns:
+        The text with ``<!channel>``, ``<!here>``, ``<!everyone>``, ``<!subteam^..>``,
+        ``<@U123>``, ``<@!123>``, ``<@&role>``, ``@everyone``, ``@here`` and ``@channel``
+        turned into inert look-alikes (``@`` followed by a zero-width space).
+    """
+    text = _SLACK_SPECIAL.sub(lambda m: f"@{_ZWSP}{m.group(1).lower()}", text)
+    text = _SLACK_SUBTEAM.sub(lambda m: f"@{_ZWSP}{m.group(1) or 'group'}", text)
+    text = _SLACK_OTHER.sub("", text)
+    text = _ROLE_MENTION.sub(f"@{_ZWSP}role", text)
+    text = _USER_MENTION.sub(lambda m: f"@{_ZWSP}{m.group(1) or 'user'}", text)
+    return _AT_WORD.sub(lambda m: f"@{_ZWSP}{m.group(1)}", text)
+
+
+def source_label(title: str, section: str) -> str:
+    """How a source is named to users: ``Title > Section``, without repeating the title.
+
+    The section path starts with the page's own ``# Title`` heading in most docs,
+    which would otherwise read "Install > Install > Quick start".
+    """
+    parts = [p.strip() for p in section.split(" > ") if p.strip()] if section else []
+    if parts and parts[0].casefold() == title.strip().casefold():
+        parts = parts[1:]
+    return " > ".join([title.strip(), *parts]) if title.strip() else " > ".join(parts)

@@ -1,0 +1,140 @@
+"""Word-level text helpers shared by the extractive answerer and grounding.
+
+Pure functions: tokenising, a light suffix-stripping stemmer and a stop-word
+list. The stemmer only needs to be *consistent* (the same word form maps to the
+same stem on both sides of a comparison), not linguistically exact, so it is a
+handful of suffix rules rather than a dependency.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+#: Words, numbers (with decimals like 2.5 or versions like 3.11) and contractions.
+_TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:[.'’][A-Za-z0-9]+)*")
+_NUMBER_RE = re.compile(r"^\d+(?:\.\d+)*$")
+
+_STOPWORD_TEXT = """
+    a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do does
+    doesn't doing don't down during each either etc few for from further get gets got had hadn't
+    has hasn't have haven't having he her here hers herself him himself his how however i if in
+    into is isn't it it's its itself just let let's like may me might more most much must my
+    myself need needs no nor not now of off on once one only or other our ours ourselves out over
+    own per please same shall she should shouldn't so some such than that that's the their theirs
+    them themselves then there there's these they this those through thus to too under until up
+    upon us use used uses using very via was wasn't we were weren't what what's when where which
+    while who whom whose why will with within without won't would wouldn't yes yet you your yours
+    yourself yourselves e.g i.e eg ie
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+
+#: Negation cues: a sentence that negates what its evidence affirms is not supported by it.
+NEGATIONS: frozenset[str] = frozenset(
+    {"not", "no", "never", "cannot", "can't", "don't", "doesn't", "isn't", "aren't", "won't",
+     "wasn't", "weren't", "shouldn't", "couldn't", "didn't", "hasn't", "haven't", "neither",
+     "nor"}
+)
+
+
+def tokens(text: str) -> list[str]:
+    """Split text into lower-cased word and number tokens.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        Tokens in order; apostrophes are normalised to ``'``.
+    """
+    return [t.lower().replace("’", "'") for t in _TOKEN_RE.findall(text)]
+
+
+def is_number(token: str) -> bool:
+    """Return True for tokens such as ``30``, ``2.5`` or ``3.11``."""
+    return bool(_NUMBER_RE.match(token))
+
+
+@lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """Strip common English inflection suffixes from a lower-case word.
+
+    Args:
+        word: One lower-case token.
+
+    Returns:
+        The stem; numbers and short words are returned unchanged.
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    for suffix, repl, min_len in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= min_len:
+            base = word[: len(word) - len(suffix)] + repl
+            # "running" -> "runn" -> "run": undo a doubled final consonant.
+            if suffix in ("ing", "ed") and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]
+            return _drop_e(base)
+    return _drop_e(word)
+
+
+def _drop_e(word: str) -> str:
+    # "simulate", "simulates", "simulated" must meet at one stem: drop a final "e".
+    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
+
+
+# Ordered longest first; (suffix, replacement, minimum stem length left).
+_SUFFIXES: tuple[tuple[str, str, int], ...] = (
+    ("ational", "ate", 3),
+    ("ization", "ize", 3),
+    ("isation", "ize", 3),
+    ("fulness", "ful", 3),
+    ("ousness", "ous", 3),
+    ("iveness", "ive", 3),
+    ("ations", "ate", 3),
+    ("ation", "ate", 3),
+    ("ments", "", 4),
+    ("ment", "", 4),
+    ("ingly", "", 3),
+    ("ities", "ity", 3),
+    ("ically", "ic", 3),
+    ("ally", "al", 3),
+    ("ness", "", 3),
+    ("ings", "", 3),
+    ("ing", "", 3),
+    ("ies", "y", 2),
+    ("ied", "y", 2),
+    ("sses", "ss", 2),
+    ("ed", "", 3),
+    ("ly", "", 3),
+    ("es", "e", 3),
+    ("s", "", 3),
+)
+
+
+def _keep_s(word: str) -> bool:
+    return word.endswith(("ss", "us", "is", "ous"))
+
+
+def content_terms(text: str) -> list[str]:
+    """Return the stemmed non-stop-word tokens of ``text``, in order.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        Stems of content words and numbers (duplicates kept).
+    """
+    out: list[str] = []
+    for tok in tokens(text):
+        if tok in STOPWORDS:
+            continue
+        if tok.endswith("s") and _keep_s(tok):
+            out.append(tok)
+            continue
+        out.append(stem(tok))
+    return out
+
+
+def stemmed_tokens(text: str) -> list[str]:
+    """Return every token of ``text`` stemmed, stop words included (for bigrams)."""
+    return [tok if (tok.endswith("s") and _keep_s(tok)) else stem(tok) for tok in tokens(text)]
