@@ -178,13 +178,28 @@ def html_document(
 # --------------------------------------------------------------------------- URLs and titles
 
 
+_NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]+\s*(?=[^-_.\s])")
+_DATE_LIKE = re.compile(r"^\d{2,4}[-_.]\d{2}[-_.]\d{2}[-_.]")
+
+
+def strip_number_prefix(name: str) -> str:
+    """Drop an ordering prefix like Docusaurus does: ``01-module-ros`` -> ``module-ros``.
+
+    Date-like names (``2024-01-31-release``) keep their prefix, as in Docusaurus.
+    """
+    if _DATE_LIKE.match(name):
+        return name
+    return _NUMBER_PREFIX.sub("", name, count=1)
+
+
 def docusaurus_url(
     relative_path: str, *, base_url: str, slug: str | None = None, doc_id: str | None = None
 ) -> str:
     """Map a docs file to its published URL the way Docusaurus does.
 
     ``module-1/intro.md`` under ``https://book.dev/docs`` is
-    ``https://book.dev/docs/module-1/intro``; ``index``/``README`` stand for their
+    ``https://book.dev/docs/module-1/intro``; ordering prefixes are dropped
+    (``01-intro/02-setup.md`` -> ``intro/setup``); ``index``/``README`` stand for their
     folder; an absolute ``slug`` (``/x/y``) replaces the path, a relative one
     replaces the file name, as does a front matter ``id``.
 
@@ -199,12 +214,12 @@ def docusaurus_url(
     """
     base = base_url.rstrip("/")
     pure = PurePosixPath(relative_path)
-    folder = [p for p in pure.parent.parts if p not in ("", ".")]
+    folder = [strip_number_prefix(p) for p in pure.parent.parts if p not in ("", ".")]
     if slug:
         slug = slug.strip()
         parts = slug.strip("/").split("/") if slug.startswith("/") else [*folder, *slug.strip("/").split("/")]
     else:
-        stem = doc_id.strip() if doc_id else pure.stem
+        stem = doc_id.strip() if doc_id else strip_number_prefix(pure.stem)
         parts = folder if not doc_id and stem.lower() in INDEX_STEMS else [*folder, stem]
     path = "/".join(quote(p) for p in parts if p)
     return f"{base}/{path}" if path else base

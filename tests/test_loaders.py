@@ -253,3 +253,18 @@ def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
     doc = load_file(tmp_path / "w.md", root=tmp_path)
     assert doc.title == "Win"
     assert doc.sections[0].blocks == ["text"]
+
+
+@pytest.mark.parametrize(
+    ("path", "url"),
+    [
+        ("01-module-ros/02-nodes.md", "https://book.dev/docs/module-ros/nodes"),
+        ("01-module-ros/index.md", "https://book.dev/docs/module-ros"),
+        ("2024-01-31-release.md", "https://book.dev/docs/2024-01-31-release"),
+        ("module-1/intro.md", "https://book.dev/docs/module-1/intro"),
+    ],
+)
+def test_docusaurus_number_prefixes_are_dropped(path: str, url: str) -> None:
+    from core.loaders import docusaurus_url
+
+    assert docusaurus_url(path, base_url="https://book.dev/docs/") == url
