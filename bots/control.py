@@ -18,6 +18,7 @@ from typing import Any
 
 from core.app import Runtime
 from core.errors import RagbotError
+from core.services import log_sent
 
 log = logging.getLogger(__name__)
 _LIMIT = 16 * 1024 * 1024
@@ -36,6 +37,7 @@ async def handle_request(runtime: Runtime, request: dict[str, Any]) -> dict[str,
                 str(request.get("question", "")), thread_id=request.get("thread_id"),
                 user_context=request.get("user_context"),
             )
+            await log_sent(runtime.services.activity, response, platform="cli")
             return {"ok": True, "response": response.model_dump(mode="json")}
         if op == "ingest":
             collection = request.get("collection") or runtime.settings.collection

@@ -13,12 +13,14 @@ import logging
 import signal
 import sys
 from collections.abc import Coroutine
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.app import build_runtime
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
+EVENT_RETENTION_DAYS = 7
 
 
 def adapter_coroutines(settings: Settings, runtime: Any) -> dict[str, Coroutine[Any, Any, Any]]:
@@ -41,6 +43,10 @@ async def serve(settings: Settings, *, ready: asyncio.Event | None = None,
     from bots.control import serve_control
 
     runtime = await build_runtime(settings)
+    prune = getattr(runtime.services.events, "prune_events", None)
+    if prune is not None:
+        # Platforms retry for minutes, not weeks: older delivery ids only take space.
+        await prune(before=datetime.now(UTC) - timedelta(days=EVENT_RETENTION_DAYS))
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
