@@ -85,11 +85,12 @@ async def build_runtime(settings: Settings, **overrides: Any) -> Runtime:
         embedder: Embedder = overrides.get("embedder") or build_embedder(settings, local)
         extractive = ExtractiveGenerator(max_sentences=settings.answer_sentences)
         generator: Generator = overrides.get("generator") or build_generator(settings, extractive)
+        reranker = build_reranker(settings)
         pipeline = RagPipeline(
             settings=settings, embedder=embedder, store=store, generator=generator,
             fallback=extractive, conversations=db, queries=db, activity=db,
             terms=lambda text: frozenset(local.sparse_query(text).indices),
-            similarity=local.similarity, reranker=build_reranker(settings),
+            similarity=local.similarity, reranker=reranker,
         )
     except BaseException:
         await db.close()
@@ -99,9 +100,10 @@ async def build_runtime(settings: Settings, **overrides: Any) -> Runtime:
         feedback=db, events=db, rate_limiter=RateLimiter(limit=settings.rate_limit_per_minute),
     )
     services._closers.extend([db.close, store.close])
-    closer = getattr(generator, "aclose", None)
-    if closer is not None:  # the Gemini client holds an HTTP connection pool
-        services._closers.append(closer)
+    for part in (generator, embedder, reranker):
+        closer = getattr(part, "aclose", None)
+        if closer is not None:  # Gemini and Cohere clients hold HTTP connection pools
+            services._closers.append(closer)
     return Runtime(settings=settings, services=services, store=store, embedder=embedder,
                    pipeline=pipeline)
 

@@ -20,6 +20,7 @@ from core.errors import (
     EmbeddingModelMismatchError,
     StoreUnavailableError,
 )
+from core.ids import collection_name
 from core.models import (
     AgentLogEntry,
     AgentResponse,
@@ -113,6 +114,7 @@ class InMemoryVectorStore:
 
     async def ensure_collection(self, name: str, *, model_id: str, dimension: int) -> None:
         self._check_open()
+        collection_name(name)
         info = self._collections.get(name)
         if info is None:
             self._collections[name] = CollectionInfo(name, model_id, dimension, 0)

@@ -51,10 +51,13 @@ class Settings(BaseSettings):
     max_query_length: int = Field(default=DEFAULT_MAX_QUERY_LENGTH, ge=1, le=50_000)
     top_k: int = Field(default=5, ge=1, le=20)
     #: How many candidates each retriever (dense, sparse) returns before fusion.
-    candidates: int = Field(default=50, ge=1, le=1000)
+    candidates: int = Field(default=100, ge=1, le=1000)
     relevance_threshold: float = Field(default=DEFAULT_RELEVANCE_THRESHOLD, ge=0.0, le=1.0)
     #: Weight of the dense retriever in the convex fusion (the sparse one gets 1 - this).
     dense_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    #: Times a chunk's title line is repeated in the text it is embedded from (field weighting:
+    #: title words count double in BM25); part of the index, so changing it needs a re-ingest.
+    title_repeat: int = Field(default=2, ge=1, le=5)
     #: Conversation turns of the same thread used for follow-ups and LLM memory.
     history_turns: int = Field(default=6, ge=0, le=100)
     #: Sentences quoted by the extractive answerer.
@@ -94,6 +97,8 @@ class Settings(BaseSettings):
     cohere_base_url: str | None = Field(default=None, validation_alias=_env("COHERE_BASE_URL"))
     cohere_embed_model: str = "embed-v4.0"
     cohere_rerank_model: str = "rerank-v3.5"
+    #: embed-v4.0 can return 256, 512, 1024 or 1536 dimensions; None uses the model's default.
+    cohere_output_dimension: int | None = Field(default=None, ge=1)
 
     # --- Gemini
     gemini_api_key: SecretStr | None = Field(

@@ -27,7 +27,8 @@ from core.errors import (
     EmbeddingModelMismatchError,
     StoreUnavailableError,
 )
-from core.models import DocumentChunk, EmbeddingResponse, RetrievalRequest, validate_collection_name
+from core.ids import collection_name, point_id
+from core.models import DocumentChunk, EmbeddingResponse, RetrievalRequest
 from core.protocols import CollectionInfo, DocumentState, Hit, HybridHits
 
 DENSE = "dense"
@@ -67,7 +68,7 @@ class EdgeVectorStore:
 
     # ------------------------------------------------------------------ internals
     def _dir(self, name: str) -> Path:
-        return self.root / validate_collection_name(name)
+        return self.root / collection_name(name)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -165,7 +166,7 @@ class EdgeVectorStore:
                 vectors[SPARSE] = qe.SparseVector(
                     indices=emb.sparse_vector.indices, values=emb.sparse_vector.values
                 )
-            points.append(qe.Point(chunk.chunk_id, vectors, chunk.payload()))
+            points.append(qe.Point(point_id(chunk.chunk_id), vectors, chunk.payload()))
         if points:
             # Upserting hundreds of points takes milliseconds: off the event loop so a
             # serving process keeps answering during an ingest.
@@ -174,7 +175,9 @@ class EdgeVectorStore:
     async def delete(self, name: str, chunk_ids: Sequence[str]) -> None:
         shard = self._shard(name)
         if chunk_ids:
-            await asyncio.to_thread(shard.update, qe.UpdateOperation.delete_points(list(chunk_ids)))
+            await asyncio.to_thread(
+                shard.update, qe.UpdateOperation.delete_points([point_id(c) for c in chunk_ids])
+            )
 
     async def documents(self, name: str) -> dict[str, DocumentState]:
         shard = self._shard(name)
