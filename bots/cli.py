@@ -159,7 +159,8 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         async with _runtime(settings) as runtime:
             summary = await ingest_source(
                 source, store=runtime.store, embedder=runtime.embedder, collection=collection,
-                base_url=args.base_url, state_path=settings.data_dir / f"sitemap-{collection}.json",
+                base_url=args.base_url, title_repeat=settings.title_repeat,
+                state_path=settings.data_dir / f"sitemap-{collection}.json",
                 progress=False if args.no_progress else None,
             )
         print(summary.line())

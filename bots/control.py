@@ -45,6 +45,7 @@ async def handle_request(runtime: Runtime, request: dict[str, Any]) -> dict[str,
                 str(request["source"]), store=runtime.store, embedder=runtime.embedder,
                 collection=collection,
                 base_url=request.get("base_url"), progress=False,
+                title_repeat=runtime.settings.title_repeat,
                 state_path=runtime.settings.data_dir / f"sitemap-{collection}.json",
             )
             return {"ok": True, "summary": summary.model_dump(mode="json")}

@@ -91,6 +91,7 @@ async def build_runtime(settings: Settings, **overrides: Any) -> Runtime:
             fallback=extractive, conversations=db, queries=db, activity=db,
             terms=lambda text: frozenset(local.sparse_query(text).indices),
             similarity=local.similarity, reranker=reranker,
+            cosine=None if embedder is local else local.cosines,
         )
     except BaseException:
         await db.close()

@@ -51,8 +51,14 @@ def chunk_id(source_document: str, chunk_index: int) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{source_document}#{chunk_index}"))
 
 
+#: Times the ``title > section`` line is repeated in the embedded text: title words then count
+#: more in BM25 (field weighting). 2 was best on SciFact train (BENCHMARKS.md).
+DEFAULT_TITLE_REPEAT = 2
+
+
 def document_hash(
-    doc: LoadedDocument, *, target_chars: int = 1200, max_chars: int = 2000, overlap_chars: int = 150
+    doc: LoadedDocument, *, target_chars: int = 1200, max_chars: int = 2000, overlap_chars: int = 150,
+    title_repeat: int = DEFAULT_TITLE_REPEAT,
 ) -> str:
     """Fingerprint of everything that decides a document's chunks.
 
@@ -62,26 +68,27 @@ def document_hash(
     """
     digest = hashlib.sha256()
     for part in (
-        CHUNKER_VERSION, str(target_chars), str(max_chars), str(overlap_chars),
+        CHUNKER_VERSION, str(target_chars), str(max_chars), str(overlap_chars), str(title_repeat),
         doc.url, doc.title, "\x1f".join(doc.tags), doc.raw_sha256,
     ):
         digest.update(part.encode() + b"\x00")
     return digest.hexdigest()
 
 
-def embedding_text(chunk: DocumentChunk) -> str:
-    """The text to embed for a chunk: ``title > section`` on one line, then the passage."""
+def embedding_text(chunk: DocumentChunk, *, title_repeat: int = DEFAULT_TITLE_REPEAT) -> str:
+    """The text to embed: the ``title > section`` line ``title_repeat`` times, then the passage."""
     context = chunk.title
     if chunk.section and chunk.section != chunk.title:
         if chunk.section.startswith(chunk.title + SECTION_SEPARATOR):
             context = chunk.section  # the H1 usually repeats the title
         else:
             context = f"{chunk.title}{SECTION_SEPARATOR}{chunk.section}"
-    return f"{context}\n\n{chunk.content}"
+    return "\n".join([context] * max(1, title_repeat)) + f"\n\n{chunk.content}"
 
 
 def chunk_document(
-    doc: LoadedDocument, *, target_chars: int = 1200, max_chars: int = 2000, overlap_chars: int = 150
+    doc: LoadedDocument, *, target_chars: int = 1200, max_chars: int = 2000, overlap_chars: int = 150,
+    title_repeat: int = DEFAULT_TITLE_REPEAT,
 ) -> list[DocumentChunk]:
     """Chunk one document by heading hierarchy.
 
@@ -90,6 +97,8 @@ def chunk_document(
         target_chars: size chunks are packed towards.
         max_chars: no chunk is longer, except one holding a single larger code block.
         overlap_chars: at most this much of the previous chunk's tail starts the next one.
+        title_repeat: how ``embedding_text`` will weigh the title; part of the hash, so that
+            changing it re-embeds every document.
 
     Returns:
         The chunks, ``chunk_index`` counting from 0; empty for a document without text.
@@ -105,7 +114,8 @@ def chunk_document(
         raise ValueError(f"overlap_chars must be in [0, target_chars), got {overlap_chars}")
 
     content_hash = document_hash(
-        doc, target_chars=target_chars, max_chars=max_chars, overlap_chars=overlap_chars
+        doc, target_chars=target_chars, max_chars=max_chars, overlap_chars=overlap_chars,
+        title_repeat=title_repeat,
     )
     chunks: list[DocumentChunk] = []
     for section in merge_small_sections(doc.sections, min_chars=MIN_SECTION_CHARS, max_chars=max_chars):

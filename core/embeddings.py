@@ -88,6 +88,11 @@ class LocalEmbedder:
         """Unit-length WordLlama vectors."""
         return [row.tolist() for row in self._model.embed(list(texts), norm=True)]
 
+    def cosines(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Cosine similarity of ``query`` with each text."""
+        vectors = self._model.embed([query, *texts], norm=True)
+        return [float(v) for v in vectors[1:] @ vectors[0]]
+
     def similarity(self, a: str, b: str) -> float:
         """Cosine similarity of two texts in [-1, 1] (used by grounding checks)."""
         va, vb = self._model.embed([a, b], norm=True)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.chunking import chunk_document, embedding_text
+from core.chunking import DEFAULT_TITLE_REPEAT, chunk_document, embedding_text
 from core.errors import IngestSourceError, ProviderResponseError
 from core.loaders import is_supported, load_file
 from core.models import DocumentChunk, EmbeddingResponse, IngestSummary
@@ -80,6 +80,7 @@ async def ingest_path(
     base_url: str | None = None,
     progress: bool | None = None,
     batch_size: int = 64,
+    title_repeat: int = DEFAULT_TITLE_REPEAT,
 ) -> IngestSummary:
     """Make ``collection`` mirror the docs under ``path`` (a folder, or one file).
 
@@ -91,6 +92,7 @@ async def ingest_path(
         base_url: the published docs' base URL, for Docusaurus-style links; None gives file:// links.
         progress: draw a tqdm bar on stderr; None draws one when stderr is a terminal.
         batch_size: texts per ``embed_documents`` call.
+        title_repeat: title weighting of the embedded text (``Settings.title_repeat``).
 
     Returns:
         What was added, updated, removed and skipped; ``files_failed`` lists unreadable files.
@@ -120,7 +122,7 @@ async def ingest_path(
     summary = IngestSummary(files=len(files))
     sync = DocumentSync(
         store=store, embedder=embedder, collection=collection, stored=stored,
-        summary=summary, batch_size=batch_size,
+        summary=summary, batch_size=batch_size, title_repeat=title_repeat,
     )
     seen: set[str] = set()
     with tqdm(total=len(files), unit="file", desc="ingest", file=sys.stderr,
@@ -129,7 +131,7 @@ async def ingest_path(
             relative = file.relative_to(root).as_posix()
             seen.add(relative)
             try:
-                chunks = await asyncio.to_thread(_load_and_chunk, file, root, base_url)
+                chunks = await asyncio.to_thread(_load_and_chunk, file, root, base_url, title_repeat)
             except Exception as exc:
                 # One bad file must not stop the run; its stored chunks stay as they were.
                 log.warning("skipping %s: %s", relative, exc, exc_info=not isinstance(exc, IngestSourceError))
@@ -145,8 +147,8 @@ async def ingest_path(
     return summary
 
 
-def _load_and_chunk(path: Path, root: Path, base_url: str | None) -> list[DocumentChunk]:
-    return chunk_document(load_file(path, root=root, base_url=base_url))
+def _load_and_chunk(path: Path, root: Path, base_url: str | None, title_repeat: int) -> list[DocumentChunk]:
+    return chunk_document(load_file(path, root=root, base_url=base_url), title_repeat=title_repeat)
 
 
 def _reason(exc: Exception, path: Path) -> str:
@@ -179,8 +181,10 @@ class DocumentSync:
         stored: dict[str, DocumentState],
         summary: IngestSummary,
         batch_size: int = 64,
+        title_repeat: int = DEFAULT_TITLE_REPEAT,
     ) -> None:
         self.store = store
+        self.title_repeat = title_repeat
         self.embedder = embedder
         self.collection = collection
         self.stored = stored
@@ -239,7 +243,8 @@ class DocumentSync:
         while len(self._queue) >= self.batch_size or (final and self._queue):
             batch = self._queue[: self.batch_size]
             del self._queue[: self.batch_size]
-            vectors = await self.embedder.embed_documents([embedding_text(c) for c in batch])
+            texts = [embedding_text(c, title_repeat=self.title_repeat) for c in batch]
+            vectors = await self.embedder.embed_documents(texts)
             if len(vectors) != len(batch):
                 raise ProviderResponseError(
                     f"asked for {len(batch)} embeddings, got {len(vectors)}", provider=self.embedder.model_id

@@ -33,13 +33,11 @@ from core.models import (
     AgentLogEntry,
     AgentResponse,
     ConversationTurn,
-    EmbeddingRequest,
     EventType,
     GroundingValidation,
     QueryStatus,
     RankedResults,
     ResponseStatus,
-    RetrievalRequest,
     RetrievedChunk,
     TurnRole,
     UserQuery,
@@ -55,7 +53,7 @@ from core.protocols import (
     Reranker,
     VectorStore,
 )
-from core.ranking import algorithm_name, coverage, fuse, relevance, select
+from core.retriever import CosineFn, HybridRetriever
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -94,6 +92,8 @@ class RagPipeline:
         terms: search-term ids of a text, for the relevance score's coverage part.
         similarity: dense similarity of two texts, for grounding checks.
         reranker: optional second-stage ranking (Cohere rerank).
+        cosine: question-chunk cosines of the local model, when another model embeds (see
+            HybridRetriever).
     """
 
     def __init__(
@@ -110,6 +110,7 @@ class RagPipeline:
         terms: TermFn,
         similarity: SimilarityFn | None = None,
         reranker: Reranker | None = None,
+        cosine: CosineFn | None = None,
     ) -> None:
         self.settings = settings
         self.embedder = embedder
@@ -122,6 +123,8 @@ class RagPipeline:
         self.terms = terms
         self.similarity = similarity
         self.reranker = reranker
+        self.retriever = HybridRetriever.from_settings(settings, embedder=embedder, store=store,
+                                                       terms=terms, cosine=cosine)
 
     # ------------------------------------------------------------------ helpers
     async def _log(self, event: EventType, query: UserQuery | None, **fields: Any) -> AgentLogEntry:
@@ -169,43 +172,21 @@ class RagPipeline:
         """
         top_k = top_k or self.settings.top_k
         threshold = self.settings.relevance_threshold
-        emb = await self.embedder.embed_query(EmbeddingRequest(query_text=text))
+        emb = await self.retriever.embed(text)
         await self._log(EventType.EMBEDDING_GENERATED, query, execution_time=emb.execution_time,
                         response_summary=f"{emb.model_used}, {emb.dimension} dimensions")
-        request = RetrievalRequest(
-            query_embedding=emb.embedding_vector,
-            sparse_embedding=emb.sparse_vector,
-            query_text=text,
-            embedding_model=emb.model_used,
-            top_k=top_k,
-            threshold=threshold,
-            filters=filters,
-            collection_name=self.settings.collection,
-        )
         start = time.perf_counter()
-        hits = await self.store.search(request.collection_name, request,
-                                       candidates=self.settings.candidates)
+        hits = await self.retriever.search(text, emb, top_k=top_k, threshold=threshold, filters=filters)
         search_time = time.perf_counter() - start
         await self._log(
             EventType.RETRIEVAL_PERFORMED, query, execution_time=search_time,
-            response_summary=(f"{hits.total_candidates} candidates from {request.collection_name!r} "
+            response_summary=(f"{hits.total_candidates} candidates from {self.retriever.collection!r} "
                               f"(threshold {threshold:g})"),
         )
         start = time.perf_counter()
-        fused = fuse(hits, dense_weight=self.settings.dense_weight)
-        # Relevance needs the chunk's terms: computed for the head of the list only, which is
-        # all that can reach top_k.
-        query_terms = self.terms(text)
-        head = fused[: max(top_k * 4, 20)]
-        rels = {
-            f.chunk_id: relevance(cosine=f.dense, term_coverage=coverage(
-                query_terms, self.terms(f"{f.payload.get('title', '')} {f.payload.get('section', '')} "
-                                        f"{f.payload.get('content', '')}")))
-            for f in head
-        }
-        picked = select(head, rels, top_k=top_k, threshold=threshold)
-        chunks = [self._chunk(f.payload, rel) for f, rel in picked]
-        algorithm = algorithm_name(self.settings.dense_weight if hits.sparse else 1.0)
+        ranked_hits = self.retriever.rank(text, hits, top_k=top_k, threshold=threshold)
+        chunks = [self._chunk(f.payload, rel) for f, rel in ranked_hits.picked]
+        algorithm = ranked_hits.algorithm
         if self.reranker is not None and chunks:
             chunks = await self.reranker.rerank(text, chunks, top_k=top_k)
             algorithm = f"{algorithm}+{self.reranker.name}"

@@ -4,38 +4,58 @@ Two different numbers come out of ranking, on purpose:
 
 * the **fused score** orders chunks: a convex combination of the dense and the
   sparse scores, each min-max normalised over the query's candidates
-  (``convex(bm25=1-w,dense=w)``). Plain RRF is worse here: a weak dense model
-  drags BM25 down (see BENCHMARKS.md).
-* the **relevance** is what ``RetrievedChunk.score`` reports and what the
-  threshold is applied to. Min-max scores are relative (the best chunk is always
-  1.0 even for an off-topic question), so relevance is absolute instead:
+  (``convex(bm25=1-w,dense=w)``, ``w`` = ``Settings.dense_weight``, 0.35 by
+  default, tuned on SciFact *train*). Plain RRF is worse here: a weak dense
+  model drags BM25 down (see BENCHMARKS.md).
+* the **relevance** is what ``RetrievedChunk.score`` reports and what the one
+  threshold (``Settings.relevance_threshold``) is applied to. Min-max scores are
+  relative (the best chunk is always 1.0, even for an off-topic question), so
+  relevance is absolute instead:
 
-      relevance = COVERAGE_WEIGHT * coverage + (1 - COVERAGE_WEIGHT) * semantic
+      relevance = coverage * (1 + semantic) / 2
 
-  where ``coverage`` is the share of the question's distinct search terms
-  (stemmed, stopwords removed) that occur in the chunk, and ``semantic`` maps
-  the dense cosine similarity linearly from [COS_FLOOR, COS_CEIL] onto [0, 1].
-  A relevance of 0.3 (the default threshold) means, roughly, "a third of the
-  question's terms are present with some semantic agreement"; an off-topic
-  question scores near 0 on both.
+  ``coverage`` is the share of the question's distinct search terms (stemmed,
+  stopwords removed) that occur in the chunk's title, section or text;
+  ``semantic`` maps the dense cosine similarity linearly from
+  [COS_FLOOR, COS_CEIL] onto [0, 1] (a chunk that was not a dense candidate
+  has semantic 0).
+
+  Meaning: the share of the question's terms the chunk contains, discounted
+  by up to half when its meaning does not agree with the question's. 1.0 =
+  every term present and a cosine of at least COS_CEIL; a chunk with every
+  term but no semantic agreement scores 0.5; one with half the terms scores
+  between 0.25 and 0.5. The default threshold (``DEFAULT_RELEVANCE_THRESHOLD``
+  = 0.3) therefore declines a question when at most half its terms are found
+  unless the meaning agrees (cosine above about 0.32), and never declines a
+  chunk holding 60 % of the terms. On the robotics questions
+  (bench/robotics_questions.jsonl, BENCHMARKS.md) every in-scope question's
+  best chunk scores >= 0.47 and every out-of-scope one <= 0.28.
+  COS_FLOOR/COS_CEIL are calibrated for the local WordLlama model; another
+  dense model has another cosine scale, but coverage alone still reaches 0.5.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from core.protocols import Hit, HybridHits
 
-COVERAGE_WEIGHT = 0.6
-COS_FLOOR = 0.1
+#: With WordLlama, cosines at or below the floor mean "unrelated" (off-topic questions reach
+#: about 0.3; in-scope best chunks 0.38 and up), at or above the ceiling "same topic".
+COS_FLOOR = 0.25
 COS_CEIL = 0.6
+
+Normalisation = Literal["minmax", "zscore"]
 
 
 @dataclass(frozen=True, slots=True)
 class Fused:
-    """One candidate after fusion."""
+    """One candidate after fusion: fused score plus each retriever's raw score (None if absent)."""
 
     chunk_id: str
     fused: float
@@ -44,31 +64,62 @@ class Fused:
     payload: dict[str, Any]
 
 
-def algorithm_name(dense_weight: float) -> str:
-    """The honest name recorded in RankedResults.ranking_algorithm."""
-    return f"convex(bm25={1 - dense_weight:.2g},dense={dense_weight:.2g})"
+def algorithm_name(dense_weight: float, normalisation: Normalisation = "minmax") -> str:
+    """The honest name recorded in RankedResults.ranking_algorithm.
+
+    Args:
+        dense_weight: weight of the dense retriever (1.0 when only dense ran).
+        normalisation: how each list was normalised before the combination.
+
+    Returns:
+        For example ``convex(bm25=0.7,dense=0.3)`` (``convex-z(...)`` for z-scores).
+    """
+    prefix = "convex" if normalisation == "minmax" else "convex-z"
+    return f"{prefix}(bm25={1 - dense_weight:.2g},dense={dense_weight:.2g})"
 
 
-def _minmax(hits: Sequence[Hit]) -> dict[str, float]:
+def normalise(hits: Sequence[Hit], method: Normalisation = "minmax") -> tuple[dict[str, float], float]:
+    """Normalise one retriever's scores over the query's candidates.
+
+    Args:
+        hits: one retriever's candidates.
+        method: ``minmax`` maps onto [0, 1]; ``zscore`` centres on the mean in standard deviations.
+
+    Returns:
+        (score per chunk id, the value given to a chunk missing from this list). A
+        missing chunk ranked below every candidate, so it gets the list's floor:
+        0 for min-max, the lowest z-score for z-scores.
+    """
     if not hits:
-        return {}
+        return {}, 0.0
     scores = [h.score for h in hits]
+    if method == "zscore":
+        mean = statistics.fmean(scores)
+        spread = statistics.pstdev(scores)
+        if spread <= 1e-12:
+            return {h.chunk_id: 0.0 for h in hits}, 0.0
+        return {h.chunk_id: (h.score - mean) / spread for h in hits}, (min(scores) - mean) / spread
     lo, hi = min(scores), max(scores)
     span = hi - lo
     if span <= 1e-12:
-        return {h.chunk_id: 1.0 for h in hits}
-    return {h.chunk_id: (h.score - lo) / span for h in hits}
+        return {h.chunk_id: 1.0 for h in hits}, 0.0
+    return {h.chunk_id: (h.score - lo) / span for h in hits}, 0.0
 
 
-def fuse(hits: HybridHits, *, dense_weight: float) -> list[Fused]:
+def fuse(hits: HybridHits, *, dense_weight: float, normalisation: Normalisation = "minmax") -> list[Fused]:
     """Combine dense and sparse candidates, best first (ties broken by chunk id).
 
-    A chunk missing from one list scores 0 there: it was not among that
-    retriever's candidates, so it is below that list's minimum.
+    Args:
+        hits: both retrievers' candidates for one query.
+        dense_weight: weight ``w`` of the dense list; the sparse list gets ``1 - w``.
+        normalisation: see ``normalise``.
+
+    Returns:
+        Every distinct candidate once, by decreasing fused score.
     """
-    dense_n = _minmax(hits.dense)
-    sparse_n = _minmax(hits.sparse)
-    if not hits.sparse:  # dense only (query of stopwords, or a dense-only embedder)
+    dense_n, dense_floor = normalise(hits.dense, normalisation)
+    sparse_n, sparse_floor = normalise(hits.sparse, normalisation)
+    if not hits.sparse:  # dense only (question of stopwords, or a dense-only embedder)
         dense_weight = 1.0
     raw_dense = {h.chunk_id: h.score for h in hits.dense}
     raw_sparse = {h.chunk_id: h.score for h in hits.sparse}
@@ -76,7 +127,8 @@ def fuse(hits: HybridHits, *, dense_weight: float) -> list[Fused]:
     fused = [
         Fused(
             chunk_id=cid,
-            fused=dense_weight * dense_n.get(cid, 0.0) + (1 - dense_weight) * sparse_n.get(cid, 0.0),
+            fused=dense_weight * dense_n.get(cid, dense_floor)
+            + (1 - dense_weight) * sparse_n.get(cid, sparse_floor),
             dense=raw_dense.get(cid),
             sparse=raw_sparse.get(cid),
             payload=payload,
@@ -89,22 +141,39 @@ def fuse(hits: HybridHits, *, dense_weight: float) -> list[Fused]:
 
 def semantic_score(cosine: float | None) -> float:
     """Map a dense cosine similarity onto [0, 1] (see the module docstring)."""
-    if cosine is None:
+    if cosine is None or math.isnan(cosine):
         return 0.0
     return min(1.0, max(0.0, (cosine - COS_FLOOR) / (COS_CEIL - COS_FLOOR)))
 
 
 def coverage(query_terms: frozenset[int], chunk_terms: frozenset[int]) -> float:
-    """Share of the question's distinct terms present in the chunk."""
+    """Share of the question's distinct search terms present in the chunk, in [0, 1].
+
+    Args:
+        query_terms: the question's search-term ids.
+        chunk_terms: the chunk's search-term ids (title, section and text).
+
+    Returns:
+        0.0 for a question without search terms.
+    """
     if not query_terms:
         return 0.0
     return len(query_terms & chunk_terms) / len(query_terms)
 
 
 def relevance(*, cosine: float | None, term_coverage: float) -> float:
-    """The calibrated [0, 1] relevance reported as RetrievedChunk.score."""
-    value = COVERAGE_WEIGHT * term_coverage + (1 - COVERAGE_WEIGHT) * semantic_score(cosine)
-    return round(min(1.0, max(0.0, value)), 6)
+    """The calibrated [0, 1] relevance reported as RetrievedChunk.score.
+
+    Args:
+        cosine: the chunk's dense cosine similarity to the question (None: not a dense candidate).
+        term_coverage: ``coverage`` of the question's terms by the chunk.
+
+    Returns:
+        ``coverage * (1 + semantic) / 2`` in [0, 1], non-decreasing in both arguments,
+        rounded to 6 decimals.
+    """
+    cov = 0.0 if math.isnan(term_coverage) else min(1.0, max(0.0, term_coverage))
+    return round(cov * (1.0 + semantic_score(cosine)) / 2.0, 6)
 
 
 def select(
@@ -114,7 +183,17 @@ def select(
     top_k: int,
     threshold: float,
 ) -> list[tuple[Fused, float]]:
-    """Keep the ``top_k`` best fused chunks whose relevance reaches ``threshold``."""
+    """Keep the ``top_k`` best fused chunks whose relevance reaches ``threshold``.
+
+    Args:
+        fused: candidates, best first.
+        relevances: relevance per chunk id; a chunk without one counts as 0.
+        top_k: how many to keep at most.
+        threshold: minimum relevance (inclusive).
+
+    Returns:
+        (candidate, relevance) pairs in fused order.
+    """
     kept: list[tuple[Fused, float]] = []
     for item in fused:
         rel = relevances.get(item.chunk_id, 0.0)
@@ -123,3 +202,35 @@ def select(
             if len(kept) == top_k:
                 break
     return kept
+
+
+def best_threshold(
+    in_scope: Sequence[float], out_of_scope: Sequence[float]
+) -> tuple[float, float]:
+    """The threshold that best separates in-scope from out-of-scope top relevances.
+
+    Args:
+        in_scope: the best relevance reached by each question the docs answer.
+        out_of_scope: the best relevance reached by each question they do not.
+
+    Returns:
+        (threshold, balanced accuracy): the midpoint between two neighbouring
+        observed scores that maximises the mean of the answered rate and the
+        declined rate; among equals, the widest margin wins.
+    """
+    if not in_scope or not out_of_scope:
+        raise ValueError("need at least one in-scope and one out-of-scope score")
+    values = sorted(set(in_scope) | set(out_of_scope))
+    cuts = [values[0] - 1e-6] + [(a + b) / 2 for a, b in itertools.pairwise(values)]
+    cuts.append(values[-1] + 1e-6)
+    best: tuple[float, float, float] | None = None
+    for cut in cuts:
+        answered = sum(s >= cut for s in in_scope) / len(in_scope)
+        declined = sum(s < cut for s in out_of_scope) / len(out_of_scope)
+        accuracy = (answered + declined) / 2
+        margin = min([abs(s - cut) for s in (*in_scope, *out_of_scope)])
+        key = (accuracy, margin, -cut)
+        if best is None or key > best:
+            best = key
+    assert best is not None
+    return round(-best[2], 6), best[0]

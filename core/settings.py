@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from core.chunking import DEFAULT_TITLE_REPEAT
 from core.errors import ConfigurationError
 from core.models import (
     DEFAULT_MAX_QUERY_LENGTH,
@@ -54,10 +55,10 @@ class Settings(BaseSettings):
     candidates: int = Field(default=100, ge=1, le=1000)
     relevance_threshold: float = Field(default=DEFAULT_RELEVANCE_THRESHOLD, ge=0.0, le=1.0)
     #: Weight of the dense retriever in the convex fusion (the sparse one gets 1 - this).
-    dense_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    dense_weight: float = Field(default=0.35, ge=0.0, le=1.0)
     #: Times a chunk's title line is repeated in the text it is embedded from (field weighting:
     #: title words count double in BM25); part of the index, so changing it needs a re-ingest.
-    title_repeat: int = Field(default=2, ge=1, le=5)
+    title_repeat: int = Field(default=DEFAULT_TITLE_REPEAT, ge=1, le=5)
     #: Conversation turns of the same thread used for follow-ups and LLM memory.
     history_turns: int = Field(default=6, ge=0, le=100)
     #: Sentences quoted by the extractive answerer.

@@ -30,7 +30,7 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 from tqdm import tqdm
 
-from core.chunking import chunk_document
+from core.chunking import DEFAULT_TITLE_REPEAT, chunk_document
 from core.errors import IngestSourceError
 from core.ingest import DocumentSync, ingest_path, is_remote, show_progress
 from core.loaders import decode_text, html_document
@@ -138,6 +138,7 @@ async def ingest_sitemap(
     timeout: float = 30.0,
     progress: bool | None = None,
     batch_size: int = 64,
+    title_repeat: int = DEFAULT_TITLE_REPEAT,
 ) -> IngestSummary:
     """Make ``collection`` mirror the pages listed by the sitemap at ``url``.
 
@@ -151,6 +152,7 @@ async def ingest_sitemap(
         timeout: seconds allowed per HTTP request.
         progress: draw a tqdm bar on stderr; None draws one when stderr is a terminal.
         batch_size: texts per ``embed_documents`` call.
+        title_repeat: title weighting of the embedded text (``Settings.title_repeat``).
 
     Returns:
         The summary; ``files`` counts listed pages, ``files_failed`` names pages (or child
@@ -178,7 +180,7 @@ async def ingest_sitemap(
         stored = await store.documents(collection)
         sync = DocumentSync(
             store=store, embedder=embedder, collection=collection, stored=stored,
-            summary=summary, batch_size=batch_size,
+            summary=summary, batch_size=batch_size, title_repeat=title_repeat,
         )
         to_fetch: list[SitemapEntry] = []
         new_state: dict[str, str] = {}
@@ -205,7 +207,7 @@ async def ingest_sitemap(
                         summary.files_failed.append(f"{entry.url}: {error}")
                         continue  # not recorded in the state: fetched again next time
                     try:
-                        chunks = await asyncio.to_thread(_page_chunks, html, entry.url)
+                        chunks = await asyncio.to_thread(_page_chunks, html, entry.url, title_repeat)
                     except Exception as exc:
                         log.warning("skipping %s: %s", entry.url, exc, exc_info=True)
                         summary.files_failed.append(f"{entry.url}: {exc}")
@@ -234,8 +236,8 @@ async def ingest_sitemap(
     return summary
 
 
-def _page_chunks(html: str, url: str) -> list[DocumentChunk]:
-    return chunk_document(html_document(html, source_document=url, url=url))
+def _page_chunks(html: str, url: str, title_repeat: int) -> list[DocumentChunk]:
+    return chunk_document(html_document(html, source_document=url, url=url), title_repeat=title_repeat)
 
 
 async def _read_sitemaps(
@@ -318,6 +320,7 @@ async def ingest_source(
     batch_size: int = 64,
     concurrency: int = 8,
     state_path: Path | None = None,
+    title_repeat: int = DEFAULT_TITLE_REPEAT,
 ) -> IngestSummary:
     """Ingest a folder, a file or a sitemap URL, whichever ``source`` names.
 
@@ -342,6 +345,7 @@ async def ingest_source(
         return await ingest_sitemap(
             source, store=store, embedder=embedder, collection=collection,
             concurrency=concurrency, state_path=state_path, progress=progress, batch_size=batch_size,
+            title_repeat=title_repeat,
         )
     if scheme == "file":
         from urllib.request import url2pathname
@@ -353,7 +357,7 @@ async def ingest_source(
         path = Path(source).expanduser()
     return await ingest_path(
         path, store=store, embedder=embedder, collection=collection,
-        base_url=base_url, progress=progress, batch_size=batch_size,
+        base_url=base_url, progress=progress, batch_size=batch_size, title_repeat=title_repeat,
     )
 
 

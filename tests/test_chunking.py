@@ -176,6 +176,13 @@ def test_empty_document_has_no_chunks_and_bad_sizes_are_refused() -> None:
 
 def test_embedding_text_puts_title_and_section_first() -> None:
     chunks = chunk_document(doc([Section(["Nodes"], ["x" * 250]), Section(["ROS 2", "Topics"], ["y" * 250])]))
-    assert embedding_text(chunks[0]).startswith("ROS 2 > Nodes\n\nxxx")
-    assert embedding_text(chunks[1]).startswith("ROS 2 > Topics\n\nyyy")  # the H1 repeats the title
+    assert embedding_text(chunks[0], title_repeat=1).startswith("ROS 2 > Nodes\n\nxxx")
+    assert embedding_text(chunks[1], title_repeat=1).startswith("ROS 2 > Topics\n\nyyy")  # H1 = title
+    assert embedding_text(chunks[0]).startswith("ROS 2 > Nodes\nROS 2 > Nodes\n\nxxx")  # title weighting
     assert chunks[0].content == "x" * 250
+
+
+def test_changing_title_weighting_changes_the_hash() -> None:
+    one = chunk_document(doc([Section(["Nodes"], ["x" * 250])]), title_repeat=1)
+    two = chunk_document(doc([Section(["Nodes"], ["x" * 250])]), title_repeat=2)
+    assert one[0].content_hash != two[0].content_hash
