@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from core.errors import InputError, RagbotError, StoreUnavailableError
+from core.jsonl import read_jsonl
 from core.models import AgentResponse, EventType, validate_collection_name
 from core.settings import Settings, load_settings
 
@@ -170,19 +171,11 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _batch_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise InputError(f"batch file {str(path)!r} does not exist")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"{path}:{number}: not JSON ({exc})") from None
-            if not isinstance(item, dict) or not isinstance(item.get("question"), str):
-                raise InputError(f'{path}:{number}: expected {{"question": "...", "thread_id": ...}}')
-            yield number, item
+    for number, item in read_jsonl(path, required="question",
+                                   example='{"question": "...", "thread_id": ...}'):
+        if not isinstance(item["question"], str):
+            raise InputError(f"{path}:{number}: question must be text")
+        yield number, item
 
 
 async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InputError
+from core.jsonl import read_jsonl
 from core.models import DocumentChunk
 from core.protocols import Embedder
 from core.retriever import HybridRetriever
@@ -192,17 +193,7 @@ class BeirDataset:
 
 
 def _jsonl(path: Path) -> Iterable[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"{path}:{number}: not JSON ({exc})") from None
-            if not isinstance(item, dict) or "_id" not in item:
-                raise InputError(f"{path}:{number}: expected an object with an _id")
-            yield item
+    return (item for _, item in read_jsonl(path, required="_id", example="an object with an _id"))
 
 
 def read_qrels(path: Path) -> Qrels:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -73,19 +74,26 @@ class FakeGemini:
         return web.json_response(item)
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeGemini]:
-    server = FakeGemini()
+@asynccontextmanager
+async def serving(server: FakeGemini) -> AsyncIterator[FakeGemini]:
+    """Serve ``server`` on a free loopback port for the duration of the block."""
     app = web.Application()
     app.router.add_post("/{tail:.*}", server.handle)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    server.url = f"http://127.0.0.1:{port}"
-    yield server
-    await runner.cleanup()
+    server.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    try:
+        yield server
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeGemini]:
+    async with serving(FakeGemini()) as server:
+        yield server
 
 
 @pytest.fixture

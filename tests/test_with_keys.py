@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 from pydantic import SecretStr
 
 from core.app import build_runtime
@@ -14,7 +13,7 @@ from core.models import ResponseStatus
 from core.settings import Settings
 from core.sitemap import ingest_source
 from tests.fake_cohere import API_KEY, FakeCohere
-from tests.test_gemini import FakeGemini, text_reply
+from tests.test_gemini import FakeGemini, serving, text_reply
 
 DOCS = {
     "install.md": "# Install\n\n## Quick start\n\nInstall ragbot with make demo. The demo creates a virtual "
@@ -26,16 +25,8 @@ DOCS = {
 
 @pytest.fixture
 async def gemini() -> AsyncIterator[FakeGemini]:
-    server = FakeGemini()
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", server.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    server.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    yield server
-    await runner.cleanup()
+    async with serving(FakeGemini()) as server:
+        yield server
 
 
 @pytest.fixture
