@@ -26,7 +26,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.citations import build_sources, neutralize_mentions
-from core.errors import ProviderError, QueryValidationError, RagbotError, StoreError
+from core.errors import (
+    CollectionNotFoundError,
+    ProviderError,
+    QueryValidationError,
+    RagbotError,
+    StoreError,
+)
 from core.followups import search_query_for
 from core.grounding import validate_grounding
 from core.models import (
@@ -188,8 +194,13 @@ class RagPipeline:
         chunks = [self._chunk(f.payload, rel) for f, rel in ranked_hits.picked]
         algorithm = ranked_hits.algorithm
         if self.reranker is not None and chunks:
-            chunks = await self.reranker.rerank(text, chunks, top_k=top_k)
-            algorithm = f"{algorithm}+{self.reranker.name}"
+            try:
+                chunks = await self.reranker.rerank(text, chunks, top_k=top_k)
+                algorithm = f"{algorithm}+{self.reranker.name}"
+            except ProviderError as exc:
+                # The fused order is a good answer on its own; a rerank outage must not fail it.
+                await self._log(EventType.ERROR, query,
+                                error_details=f"rerank failed, kept the fused order: {exc}")
         ranked = RankedResults(ranked_chunks=chunks, ranking_algorithm=algorithm,
                                execution_time=time.perf_counter() - start)
         await self._log(
@@ -290,7 +301,13 @@ class RagPipeline:
             )
 
         async def tool_search(text: str, top_k: int, filters: dict[str, Any] | None) -> list[RetrievedChunk]:
-            result = await self.retrieve(text, query=query, top_k=top_k, filters=filters)
+            try:
+                result = await self.retrieve(text, query=query, top_k=top_k, filters=filters)
+            except (StoreError, ProviderError) as exc:
+                # The answer can still be written from the chunks already found: the model is
+                # told the search found nothing rather than the whole answer failing.
+                await self._log(EventType.ERROR, query, error_details=f"tool search failed: {exc}")
+                return []
             return result.ranked_chunks
 
         request = GenerationRequest(query=query, chunks=list(ranked.ranked_chunks), history=history)
@@ -351,6 +368,8 @@ class RagPipeline:
 
 
 def _reason(exc: Exception) -> str:
+    if isinstance(exc, CollectionNotFoundError):
+        return "nothing has been ingested yet: an admin needs to run `ragbot ingest`"
     if isinstance(exc, StoreError):
         return "the knowledge base is unavailable"
     return "the embedding service is unavailable"

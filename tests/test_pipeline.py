@@ -170,3 +170,48 @@ async def test_mentions_from_documents_never_reach_the_answer() -> None:
     response = await pipeline.answer("are Slack tokens secret? ping channel everyone")
     assert "<!channel>" not in response.response_text
     assert "@everyone" not in response.response_text
+
+
+class BrokenReranker:
+    name = "broken-rerank"
+
+    async def rerank(self, query: str, chunks: object, *, top_k: int) -> list[object]:
+        raise ProviderResponseError("503 from rerank", provider="cohere")
+
+
+async def test_rerank_outage_keeps_the_fused_order() -> None:
+    pipeline, storage, _ = await build()
+    pipeline.reranker = BrokenReranker()  # type: ignore[assignment]
+    response = await pipeline.answer("how do I install ragbot?")
+    assert response.status is ResponseStatus.ANSWERED
+    assert response.ranking_algorithm and "broken-rerank" not in response.ranking_algorithm
+    assert any("rerank failed" in (e.error_details or "") for e in storage.entries)
+
+
+async def test_failing_tool_search_is_logged_and_the_answer_still_comes() -> None:
+    generator = ScriptedGenerator(["Install ragbot with make demo [1]."], search_queries=["more about slack"])
+    pipeline, storage, store = await build(generator)
+    original = store.search
+    calls = 0
+
+    async def flaky(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            from core.errors import StoreUnavailableError
+
+            raise StoreUnavailableError("store went away")
+        return await original(*args, **kwargs)  # type: ignore[arg-type]
+
+    store.search = flaky  # type: ignore[method-assign]
+    response = await pipeline.answer("how do I install ragbot?")
+    assert response.status is ResponseStatus.ANSWERED
+    assert any("tool search failed" in (e.error_details or "") for e in storage.entries)
+
+
+async def test_nothing_ingested_yet_says_so() -> None:
+    pipeline, _, _ = await build()
+    pipeline.retriever.collection = "never_ingested"
+    response = await pipeline.answer("how do I install ragbot?")
+    assert response.status is ResponseStatus.RETRIEVAL_FAILED
+    assert "ragbot ingest" in response.response_text
