@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from core.errors import InputError, RagbotError, StoreUnavailableError
 from core.jsonl import read_jsonl
-from core.models import AgentResponse, EventType, validate_collection_name
+from core.models import AgentResponse, EventType, ResponseStatus, validate_collection_name
 from core.settings import Settings, load_settings
 
 log = logging.getLogger("ragbot")
@@ -191,7 +191,7 @@ async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
                         "user_context": args.user_context})])
     as_json = args.json or args.batch is not None
     probe = await _handed(settings, {"op": "ping"})
-    failures = 0
+    failures = broken = 0
     if probe is not None:
         for number, item in items:
             try:
@@ -203,8 +203,10 @@ async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
                 print(json.dumps({"line": number, "error": str(exc)}))
                 continue
             assert reply is not None
-            _print_response(AgentResponse.model_validate(reply["response"]), as_json=as_json, out=sys.stdout)
-        return 0 if not failures else 2
+            response = AgentResponse.model_validate(reply["response"])
+            _print_response(response, as_json=as_json, out=sys.stdout)
+            broken += response.status is ResponseStatus.RETRIEVAL_FAILED
+        return _ask_exit_code(failures, broken)
     async with _runtime(settings) as runtime:
         from core.services import log_sent
 
@@ -222,7 +224,15 @@ async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
                 continue
             _print_response(response, as_json=as_json, out=sys.stdout)
             await log_sent(runtime.services.activity, response, platform="cli")
-    return 0 if not failures else 2
+            broken += response.status is ResponseStatus.RETRIEVAL_FAILED
+    return _ask_exit_code(failures, broken)
+
+
+def _ask_exit_code(bad_input: int, retrieval_failed: int) -> int:
+    """2 when a question was invalid, 1 when the search itself failed, else 0."""
+    if bad_input:
+        return 2
+    return 1 if retrieval_failed else 0
 
 
 async def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:

@@ -166,3 +166,9 @@ def test_cli_hands_work_to_a_running_server(kb: Path, tmp_path: Path) -> None:
         _, err = server.communicate(timeout=60)
     assert server.returncode == 0, err
     assert not (tmp_path / "data" / "ragbot.sock").exists()
+
+
+def test_ask_before_any_ingest_explains_and_exits_1(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "ask", "how do I install ragbot?")
+    assert code == 1
+    assert "ragbot ingest" in out and "Traceback" not in out + err
