@@ -12,14 +12,17 @@ import contextlib
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from core.errors import InputError, RagbotError, StoreUnavailableError
+from core.errors import InputError, RagbotError
 from core.jsonl import read_jsonl
 from core.models import AgentResponse, EventType, ResponseStatus, validate_collection_name
 from core.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from core.app import Runtime
 
 log = logging.getLogger("ragbot")
 Command = Callable[[argparse.Namespace, Settings], Awaitable[int]]
@@ -115,24 +118,60 @@ async def _handed(settings: Settings, request: dict[str, Any]) -> dict[str, Any]
 
     reply = await call(settings.control_socket, request)
     if reply is not None and not reply.get("ok"):
-        error = RagbotError(str(reply.get("error")))
-        error.exit_code = int(reply.get("exit_code", 1))
+        code = int(reply.get("exit_code", 1))
+        # The server's InputErrors (a bad question, a missing path) stay InputErrors here.
+        error = InputError(str(reply.get("error"))) if code == 2 else RagbotError(str(reply.get("error")))
+        error.exit_code = code
         raise error
     return reply
 
 
 @contextlib.asynccontextmanager
-async def _runtime(settings: Settings) -> Any:
+async def _runtime(settings: Settings) -> AsyncIterator[Runtime]:
     from core.app import build_runtime
 
-    try:
-        runtime = await build_runtime(settings)
-    except StoreUnavailableError:
-        raise
+    runtime = await build_runtime(settings)
     try:
         yield runtime
     finally:
         await runtime.aclose()
+
+
+#: Answers one question: (question, thread_id, user_context) -> response.
+Ask = Callable[[str, str | None, str | None], Awaitable[AgentResponse]]
+
+
+@contextlib.asynccontextmanager
+async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
+    """Answer through a running ``ragbot serve`` when there is one, else through a local core.
+
+    Raises:
+        InputError: nothing has been ingested yet (only checked locally; a server says so itself).
+    """
+    if await _handed(settings, {"op": "ping"}) is not None:
+
+        async def remote(question: str, thread_id: str | None, user_context: str | None) -> AgentResponse:
+            reply = await _handed(settings, {"op": "ask", "question": question, "thread_id": thread_id,
+                                             "user_context": user_context})
+            if reply is None:
+                raise RagbotError("the running `ragbot serve` stopped while answering; run the command again")
+            return AgentResponse.model_validate(reply["response"])
+
+        yield remote
+        return
+    from core.services import log_sent
+
+    async with _runtime(settings) as runtime:
+        if await runtime.store.collection_info(settings.collection) is None:
+            raise InputError(f"nothing has been ingested into collection {settings.collection!r} yet: "
+                             "run `ragbot ingest PATH` first")
+
+        async def local(question: str, thread_id: str | None, user_context: str | None) -> AgentResponse:
+            response = await runtime.pipeline.answer(question, thread_id=thread_id, user_context=user_context)
+            await log_sent(runtime.services.activity, response, platform="cli")
+            return response
+
+        yield local
 
 
 # ---------------------------------------------------------------------- commands
@@ -179,9 +218,11 @@ def _batch_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
-    """``ragbot ask "question"`` or ``ragbot ask --batch FILE.jsonl --json``."""
-    from core.errors import QueryValidationError
+    """``ragbot ask "question"`` or ``ragbot ask --batch FILE.jsonl --json``.
 
+    Exit code: 2 when a question was invalid, 1 when a search failed, else 0. In a batch,
+    each bad line is reported as ``{"line": n, "error": ...}`` and the others are answered.
+    """
     if args.batch is None and args.question is None:
         raise InputError("give a question, e.g. ragbot ask \"how do I install it?\", or --batch FILE")
     if args.batch is not None and args.question is not None:
@@ -190,57 +231,29 @@ async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
              else [(0, {"question": args.question, "thread_id": args.thread,
                         "user_context": args.user_context})])
     as_json = args.json or args.batch is not None
-    probe = await _handed(settings, {"op": "ping"})
-    failures = broken = 0
-    if probe is not None:
+    worst = 0
+    async with _answerer(settings) as ask:
         for number, item in items:
             try:
-                reply = await _handed(settings, {"op": "ask", **item})
+                response = await ask(item["question"], item.get("thread_id"), item.get("user_context"))
             except RagbotError as exc:
                 if args.batch is None:
                     raise
-                failures += 1
-                print(json.dumps({"line": number, "error": str(exc)}))
-                continue
-            assert reply is not None
-            response = AgentResponse.model_validate(reply["response"])
-            _print_response(response, as_json=as_json, out=sys.stdout)
-            broken += response.status is ResponseStatus.RETRIEVAL_FAILED
-        return _ask_exit_code(failures, broken)
-    async with _runtime(settings) as runtime:
-        from core.services import log_sent
-
-        for number, item in items:
-            try:
-                response = await runtime.pipeline.answer(
-                    item["question"], thread_id=item.get("thread_id"),
-                    user_context=item.get("user_context"),
-                )
-            except QueryValidationError as exc:
-                if args.batch is None:
-                    raise
-                failures += 1
+                worst = max(worst, exc.exit_code)
                 print(json.dumps({"line": number, "error": str(exc)}))
                 continue
             _print_response(response, as_json=as_json, out=sys.stdout)
-            await log_sent(runtime.services.activity, response, platform="cli")
-            broken += response.status is ResponseStatus.RETRIEVAL_FAILED
-    return _ask_exit_code(failures, broken)
-
-
-def _ask_exit_code(bad_input: int, retrieval_failed: int) -> int:
-    """2 when a question was invalid, 1 when the search itself failed, else 0."""
-    if bad_input:
-        return 2
-    return 1 if retrieval_failed else 0
+            if response.status is ResponseStatus.RETRIEVAL_FAILED:
+                worst = max(worst, 1)
+    return worst
 
 
 async def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
-    """``ragbot chat``: the terminal adapter."""
+    """``ragbot chat``: the terminal adapter (hands off to a running server like ``ask``)."""
     from bots.terminal import new_thread_id, run_chat
 
-    async with _runtime(settings) as runtime:
-        return await run_chat(runtime.services, thread_id=args.thread or new_thread_id())
+    async with _answerer(settings) as ask:
+        return await run_chat(ask, thread_id=args.thread or new_thread_id())
 
 
 async def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -262,10 +275,13 @@ async def cmd_logs_export(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError(str(exc)) from None
     if not settings.sqlite_path.exists():
         raise InputError(f"no activity log yet at {settings.sqlite_path}: ask a question first")
+    try:
+        target = args.output.open("w", encoding="utf-8", newline="") if args.output else None
+    except OSError as exc:
+        raise InputError(f"cannot write {str(args.output)!r}: {exc.strerror}") from None
     db = await SqliteStore.open(settings.sqlite_path)
     try:
-        with (args.output.open("w", encoding="utf-8", newline="") if args.output
-              else contextlib.nullcontext(sys.stdout)) as out:
+        with target or contextlib.nullcontext(sys.stdout) as out:
             count = await export_log(db, out, fmt=args.format, since=since, until=until,
                                      event_type=args.event_type, thread_id=args.thread)
     finally:
@@ -295,7 +311,7 @@ def _setup_logging(settings: Settings) -> Path:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
-    root.setLevel(settings.log_level.upper())
+    root.setLevel(settings.log_level)
     return log_path
 
 
@@ -307,7 +323,12 @@ def main(argv: list[str] | None = None) -> int:
     except RagbotError as exc:
         print(f"ragbot: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    log_path = _setup_logging(settings)
+    try:
+        log_path = _setup_logging(settings)
+    except OSError as exc:
+        print(f"ragbot: error: RAGBOT_DATA_DIR {str(settings.data_dir)!r} is not usable: {exc.strerror}",
+              file=sys.stderr)
+        return 2
     try:
         return asyncio.run(args.func(args, settings))
     except KeyboardInterrupt:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from core.citations import source_label
-from core.errors import QueryValidationError
+from core.errors import InputError
 from core.models import AgentResponse, ResponseStatus
-from core.services import Services, log_sent
 
 _NOTICE = {
     ResponseStatus.NO_RELEVANT_DOCUMENTS: "(not found in the docs)",
@@ -40,9 +40,20 @@ def new_thread_id() -> str:
 
 
 async def run_chat(
-    services: Services, *, thread_id: str, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
+    ask: Callable[[str, str | None, str | None], Awaitable[AgentResponse]],
+    *,
+    thread_id: str,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
 ) -> int:
-    """Read questions line by line and answer them on one thread until EOF or 'exit'."""
+    """Read questions line by line and answer them on one thread until EOF or 'exit'.
+
+    Args:
+        ask: answers one question (question, thread_id, user_context); it logs delivery itself.
+    """
+    # Resolved at call time, not import time, so redirected streams are honoured.
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
     stdout.write("Ask about the docs (empty line or 'exit' to quit).\n")
     while True:
         stdout.write("> ")
@@ -53,9 +64,8 @@ async def run_chat(
             stdout.write("\n")
             return 0
         try:
-            response = await services.answers.answer(question, thread_id=thread_id, user_id="terminal")
-        except QueryValidationError as exc:
+            response = await ask(question, thread_id, None)
+        except InputError as exc:
             stdout.write(f"Sorry: {exc}\n")
             continue
         stdout.write(format_answer(response) + "\n\n")
-        await log_sent(services.activity, response, platform="terminal")

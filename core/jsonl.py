@@ -21,16 +21,22 @@ def read_jsonl(path: Path, *, required: str, example: str) -> Iterator[tuple[int
     Raises:
         InputError: the file is missing, a line is not JSON, or an object lacks ``required``.
     """
+    if path.is_dir():
+        raise InputError(f"{str(path)!r} is a folder, not a JSON Lines file")
     if not path.is_file():
         raise InputError(f"{str(path)!r} does not exist")
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"{path}:{number}: not JSON ({exc})") from None
-            if not isinstance(item, dict) or required not in item:
-                raise InputError(f"{path}:{number}: expected {example}")
-            yield number, item
+        number = 0
+        try:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                except ValueError as exc:
+                    raise InputError(f"{path}:{number}: not JSON ({exc})") from None
+                if not isinstance(item, dict) or required not in item:
+                    raise InputError(f"{path}:{number}: expected {example}")
+                yield number, item
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}:{number + 1}: not UTF-8 text ({exc.reason})") from None

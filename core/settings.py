@@ -46,7 +46,7 @@ class Settings(BaseSettings):
     # --- where things live
     data_dir: Path = Path("data")
     collection: str = "ragbot"
-    log_level: str = "WARNING"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"
 
     # --- questions and retrieval
     max_query_length: int = Field(default=DEFAULT_MAX_QUERY_LENGTH, ge=1, le=50_000)
@@ -136,6 +136,11 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
 
     @field_validator("collection")
     @classmethod

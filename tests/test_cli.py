@@ -153,6 +153,9 @@ def test_cli_hands_work_to_a_running_server(kb: Path, tmp_path: Path) -> None:
                                cwd=tmp_path, capture_output=True, text=True, timeout=120)
         assert asked.returncode == 0, asked.stderr
         assert json.loads(asked.stdout)["status"] == "answered"
+        chatted = subprocess.run([*cli, "chat"], env=env, cwd=tmp_path, input="how do I install ragbot?\n",
+                                 capture_output=True, text=True, timeout=120)
+        assert chatted.returncode == 0 and "make demo" in chatted.stdout, chatted.stdout + chatted.stderr
 
         (kb / "new.md").write_text("# Feedback\n\nClick the thumbs buttons under an answer to vote on "
                                    "it; admins export the votes.\n", encoding="utf-8")
@@ -168,7 +171,38 @@ def test_cli_hands_work_to_a_running_server(kb: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "data" / "ragbot.sock").exists()
 
 
-def test_ask_before_any_ingest_explains_and_exits_1(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ask_before_any_ingest_explains_and_exits_2(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "ask", "how do I install ragbot?")
-    assert code == 1
-    assert "ragbot ingest" in out and "Traceback" not in out + err
+    assert code == 2
+    assert "run `ragbot ingest PATH` first" in err and err.count("\n") == 1 and not out
+
+
+def test_chat_answers_on_one_thread(kb: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    run(capsys, "ingest", str(kb), "--no-progress")
+    monkeypatch.setattr("sys.stdin", io.StringIO("how do I run the tests?\n\nunused\n"))
+    code, out, _ = run(capsys, "chat", "--thread", "c1")
+    assert code == 0 and "make test" in out and "Sources:" in out
+    code, out, _ = run(capsys, "logs", "export", "--thread", "c1", "--event-type", "response_sent")
+    assert len(out.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [({"RAGBOT_LOG_LEVEL": "verbose"}, "RAGBOT_LOG_LEVEL"),
+     ({"RAGBOT_DATA_DIR": "/proc/nope"}, "not usable")],
+)
+def test_bad_environment_is_one_line_exit_2(kb: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
+                                            message: str) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    code, _, err = run(capsys, "ask", "anything?")
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_unwritable_export_target_is_bad_input(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "ingest", str(kb), "--no-progress")
+    run(capsys, "ask", "how do I install?")
+    code, _, err = run(capsys, "logs", "export", "-o", "/nonexistent/dir/file.csv")
+    assert code == 2 and "cannot write" in err

@@ -525,3 +525,27 @@ async def test_export_feedback_csv_and_jsonl(store: SqliteStore) -> None:
     out = io.StringIO()
     assert await export_feedback(store, out, since=T0 + timedelta(seconds=1)) == 2
     assert [Feedback.model_validate_json(line) for line in out.getvalue().splitlines()] == votes[1:]
+
+
+async def test_csv_export_defuses_spreadsheet_formulas(tmp_path: Path) -> None:
+    import io
+
+    from core.models import AgentLogEntry, EventType
+    from storage.export import export_log
+
+    store = await SqliteStore.open(tmp_path / "db.sqlite3")
+    try:
+        await store.log(AgentLogEntry(event_type=EventType.QUERY_RECEIVED,
+                                      query_text='=HYPERLINK("http://evil.example","x")'))
+        out = io.StringIO()
+        await export_log(store, out, fmt="csv")
+    finally:
+        await store.close()
+    assert "'=HYPERLINK" in out.getvalue()
+
+
+def test_huge_ages_are_refused_not_crashing() -> None:
+    from storage.export import parse_when
+
+    with pytest.raises(ValueError, match="further than dates go"):
+        parse_when("99999999999d")
