@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.app import Runtime
-from core.errors import RagbotError
+from core.errors import ConfigurationError, RagbotError
 from core.services import log_sent
 
 log = logging.getLogger(__name__)
@@ -57,12 +57,45 @@ async def handle_request(runtime: Runtime, request: dict[str, Any]) -> dict[str,
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}", "exit_code": 1}
 
 
-async def serve_control(runtime: Runtime, path: Path) -> asyncio.Server:
-    """Listen on ``path`` (a stale socket file from a crash is replaced)."""
-    if path.exists() and not await ping(path):
+class ControlServer:
+    """The listening socket plus the requests it is serving."""
+
+    def __init__(self, *, server: asyncio.Server, path: Path, active: set[asyncio.Task[Any]]) -> None:
+        self.server = server
+        self.path = path
+        self.active = active
+
+    async def aclose(self, *, grace: float = 60.0) -> None:
+        """Stop listening, let requests in flight (an ingest, an answer) finish, remove the socket."""
+        self.server.close()
+        # Python 3.11's wait_closed() does not wait for handlers: an ingest still writing
+        # must finish before the store is closed under it.
+        if self.active:
+            await asyncio.wait(self.active, timeout=grace)
+        await self.server.wait_closed()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+async def serve_control(runtime: Runtime, path: Path) -> ControlServer:
+    """Listen on ``path`` (a stale socket file from a crash is replaced).
+
+    Raises:
+        ConfigurationError: another ``ragbot serve`` already answers on ``path``.
+    """
+    if path.exists():
+        if await ping(path):
+            raise ConfigurationError(
+                f"another `ragbot serve` is already running for this data folder ({path})"
+            )
         path.unlink()
+    active: set[asyncio.Task[Any]] = set()
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            active.add(task)
+            task.add_done_callback(active.discard)
         try:
             while line := await reader.readline():
                 try:
@@ -78,7 +111,8 @@ async def serve_control(runtime: Runtime, path: Path) -> asyncio.Server:
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
 
-    return await asyncio.start_unix_server(client, path=str(path), limit=_LIMIT)
+    server = await asyncio.start_unix_server(client, path=str(path), limit=_LIMIT)
+    return ControlServer(server=server, path=path, active=active)
 
 
 async def call(path: Path, request: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.app import build_runtime
+from core.errors import ConfigurationError
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -39,28 +40,38 @@ def adapter_coroutines(settings: Settings, runtime: Any) -> dict[str, Coroutine[
 
 async def serve(settings: Settings, *, ready: asyncio.Event | None = None,
                 stop: asyncio.Event | None = None) -> int:
-    """Run until SIGINT/SIGTERM (or ``stop`` is set); return the exit code."""
-    from bots.control import serve_control
+    """Run until SIGINT/SIGTERM (or ``stop`` is set); return the exit code.
 
+    Raises:
+        ConfigurationError: another ``ragbot serve`` already runs on this data folder.
+    """
+    from bots.control import ping, serve_control
+
+    if await ping(settings.control_socket):
+        raise ConfigurationError(
+            f"another `ragbot serve` is already running for {settings.data_dir}; stop it first"
+        )
     runtime = await build_runtime(settings)
-    prune = getattr(runtime.services.events, "prune_events", None)
-    if prune is not None:
-        # Platforms retry for minutes, not weeks: older delivery ids only take space.
-        await prune(before=datetime.now(UTC) - timedelta(days=EVENT_RETENTION_DAYS))
-    stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop.set)
-    server = await serve_control(runtime, settings.control_socket)
-    tasks = {name: asyncio.create_task(coro, name=name)
-             for name, coro in adapter_coroutines(settings, runtime).items()}
-    names = ", ".join(tasks) or "no chat adapter (set SLACK_BOT_TOKEN or DISCORD_TOKEN)"
-    print(f"ragbot serving: {names}; CLI hand-off at {settings.control_socket}", file=sys.stderr)
-    if ready is not None:
-        ready.set()
+    server = None
+    tasks: dict[str, asyncio.Task[Any]] = {}
     code = 0
     try:
+        prune = getattr(runtime.services.events, "prune_events", None)
+        if prune is not None:
+            # Platforms retry for minutes, not weeks: older delivery ids only take space.
+            await prune(before=datetime.now(UTC) - timedelta(days=EVENT_RETENTION_DAYS))
+        stop = stop or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, stop.set)
+        server = await serve_control(runtime, settings.control_socket)
+        tasks = {name: asyncio.create_task(coro, name=name)
+                 for name, coro in adapter_coroutines(settings, runtime).items()}
+        names = ", ".join(tasks) or "no chat adapter (set SLACK_BOT_TOKEN or DISCORD_TOKEN)"
+        print(f"ragbot serving: {names}; CLI hand-off at {settings.control_socket}", file=sys.stderr)
+        if ready is not None:
+            ready.set()
         waiter = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([waiter, *tasks.values()], return_when=asyncio.FIRST_COMPLETED)
         for task in done:
@@ -74,9 +85,7 @@ async def serve(settings: Settings, *, ready: asyncio.Event | None = None,
         for task in tasks.values():
             task.cancel()
         await asyncio.gather(*tasks.values(), return_exceptions=True)
-        server.close()
-        await server.wait_closed()
-        with contextlib.suppress(FileNotFoundError):
-            settings.control_socket.unlink()
+        if server is not None:
+            await server.aclose()
         await runtime.aclose()
     return code

@@ -69,19 +69,26 @@ def build_generator(settings: Settings, fallback: Generator) -> Generator:
     return GeminiGenerator.from_settings(settings)
 
 
-async def build_runtime(settings: Settings, **overrides: Any) -> Runtime:
+async def build_runtime(settings: Settings, *, recover: bool = True, **overrides: Any) -> Runtime:
     """Open SQLite and the vector store, recover from a crash, and assemble the pipeline.
 
-    Keyword overrides replace a built part (``store=``, ``generator=``), for tests.
+    Args:
+        settings: the configuration.
+        recover: mark queries left PROCESSING as FAILED. Only the process that owns the data
+            folder may do this: the CLI builds a runtime only when no ``ragbot serve`` answers
+            on the control socket, and ``serve`` refuses to start beside another one.
+        overrides: replace a built part (``store=``, ``generator=``), for tests.
     """
     from storage.sqlite import SqliteStore
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     db = await SqliteStore.open(settings.sqlite_path)
+    store: VectorStore | None = None
     try:
-        await db.fail_interrupted()
+        if recover:
+            await db.fail_interrupted()
         local = LocalEmbedder()
-        store: VectorStore = overrides.get("store") or open_store(settings)
+        store = overrides.get("store") or open_store(settings)
         embedder: Embedder = overrides.get("embedder") or build_embedder(settings, local)
         extractive = ExtractiveGenerator(max_sentences=settings.answer_sentences)
         generator: Generator = overrides.get("generator") or build_generator(settings, extractive)
@@ -94,17 +101,20 @@ async def build_runtime(settings: Settings, **overrides: Any) -> Runtime:
             cosine=None if embedder is local else local.cosines,
         )
     except BaseException:
+        if store is not None:
+            await store.close()
         await db.close()
         raise
     services = Services(
         settings=settings, answers=pipeline, conversations=db, queries=db, activity=db,
         feedback=db, events=db, rate_limiter=RateLimiter(limit=settings.rate_limit_per_minute),
     )
-    services._closers.extend([db.close, store.close])
+    services.add_closer(db.close)
+    services.add_closer(store.close)
     for part in (generator, embedder, reranker):
         closer = getattr(part, "aclose", None)
         if closer is not None:  # Gemini and Cohere clients hold HTTP connection pools
-            services._closers.append(closer)
+            services.add_closer(closer)
     return Runtime(settings=settings, services=services, store=store, embedder=embedder,
                    pipeline=pipeline)
 

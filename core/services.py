@@ -37,11 +37,25 @@ class Services:
     rate_limiter: RateLimiter
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
+    def add_closer(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Register something to close with the services (closed in reverse order)."""
+        self._closers.append(close)
+
     async def aclose(self) -> None:
-        """Close stores in reverse order of opening."""
-        for close in reversed(self._closers):
-            await close()
-        self._closers.clear()
+        """Close everything in reverse order of opening; one failure does not skip the rest.
+
+        Raises:
+            Exception: the first closer's failure, after every closer has run.
+        """
+        closers, self._closers = list(reversed(self._closers)), []
+        first: BaseException | None = None
+        for close in closers:
+            try:
+                await close()
+            except Exception as exc:  # the store must still flush if an HTTP client fails
+                first = first or exc
+        if first is not None:
+            raise first
 
 
 def fake_services(

@@ -16,6 +16,7 @@ from slack_sdk.signature import SignatureVerifier
 from bots.control import call
 from bots.serve import serve
 from core.app import build_runtime
+from core.errors import ConfigurationError
 from core.models import EventType
 from core.settings import Settings
 from core.sitemap import ingest_source
@@ -56,6 +57,8 @@ async def test_slack_discord_and_cli_share_one_core(tmp_path: Path, monkeypatch:
     server = asyncio.create_task(serve(settings, ready=ready, stop=stop))
     try:
         await asyncio.wait_for(ready.wait(), 30)
+        with pytest.raises(ConfigurationError, match="already running"):
+            await serve(settings)  # a second server on the same data folder
         # The CLI's hand-off reaches the same process.
         reply = await call(settings.control_socket, {"op": "ask", "question": "how do I install ragbot?"})
         assert reply and reply["ok"] and reply["response"]["status"] == "answered"
