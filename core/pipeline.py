@@ -72,6 +72,10 @@ RETRIEVAL_FAILED_TEXT = (
     "Sorry, I couldn't search the docs just now ({reason}). Please try again in a moment; "
     "if it keeps happening, give an admin this reference: {ref}."
 )
+NOT_INGESTED_TEXT = (
+    "I can't answer yet: no documentation has been added to my knowledge base. "
+    "An admin needs to run `ragbot ingest PATH` (reference: {ref})."
+)
 VALIDATION_NOTE = (
     "_The generated answer could not be checked against the docs, so here are the most "
     "relevant passages instead._"
@@ -287,7 +291,9 @@ class RagPipeline:
                                     error_details=f"retrieval failed: {type(exc).__name__}: {exc}")
             return AgentResponse(
                 query_id=query.query_id, query_text=query.query_text, thread_id=query.thread_id,
-                response_text=RETRIEVAL_FAILED_TEXT.format(reason=_reason(exc), ref=entry.entry_id),
+                response_text=(NOT_INGESTED_TEXT.format(ref=entry.entry_id)
+                               if isinstance(exc, CollectionNotFoundError)
+                               else RETRIEVAL_FAILED_TEXT.format(reason=_reason(exc), ref=entry.entry_id)),
                 status=ResponseStatus.RETRIEVAL_FAILED, retrieval_used=True,
                 reference_id=entry.entry_id, execution_time=time.perf_counter() - started,
             )
@@ -368,8 +374,6 @@ class RagPipeline:
 
 
 def _reason(exc: Exception) -> str:
-    if isinstance(exc, CollectionNotFoundError):
-        return "nothing has been ingested yet: an admin needs to run `ragbot ingest`"
     if isinstance(exc, StoreError):
         return "the knowledge base is unavailable"
     return "the embedding service is unavailable"

@@ -184,7 +184,8 @@ class EdgeVectorStore:
         grouped: dict[str, tuple[str, set[str]]] = {}
         offset: Any = None
         while True:
-            records, offset = shard.scroll(
+            records, offset = await asyncio.to_thread(
+                shard.scroll,
                 qe.ScrollRequest(
                     offset=offset, limit=_SCROLL_PAGE,
                     with_payload=["source_document", "content_hash", "chunk_id"], with_vector=False,
@@ -227,7 +228,9 @@ class EdgeVectorStore:
                 )
             )
         try:
-            results = shard.query_batch(qe.QueryBatchRequest(queries))
+            # Off the event loop: on a large collection a search takes milliseconds, during which
+            # Slack and Discord heartbeats and the control socket must keep being served.
+            results = await asyncio.to_thread(shard.query_batch, qe.QueryBatchRequest(queries))
         except Exception as exc:
             raise StoreUnavailableError(f"search in collection {name!r} failed: {exc}") from exc
         dense_hits = [Hit(str(p.payload["chunk_id"]), p.score, p.payload) for p in results[0]]
