@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--collection", type=_collection, help="collection name (default: RAGBOT_COLLECTION)")
     p.add_argument("--base-url", help="public URL of the docs, e.g. https://example.com/docs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--replace", action="store_true",
+                   help="let this folder replace the one the collection mirrors (its documents go)")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("ask", help="answer one question (or a JSONL batch)")
@@ -186,7 +188,8 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         if not path.exists():
             raise InputError(f"nothing to ingest at {source!r}: no such file or folder")
         source = str(path.resolve())
-    request = {"op": "ingest", "source": source, "collection": collection, "base_url": args.base_url}
+    request = {"op": "ingest", "source": source, "collection": collection, "base_url": args.base_url,
+               "replace": args.replace}
     reply = await _handed(settings, request)
     if reply is not None:
         from core.models import IngestSummary
@@ -194,19 +197,16 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         summary = IngestSummary.model_validate(reply["summary"])
         print(f"ingested by the running server: {summary.line()}")
     else:
-        from core.sitemap import ingest_source
+        from core.app import ingest
 
         async with _runtime(settings) as runtime:
-            summary = await ingest_source(
-                source, store=runtime.store, embedder=runtime.embedder, collection=collection,
-                base_url=args.base_url, title_repeat=settings.title_repeat,
-                state_path=settings.data_dir / f"sitemap-{collection}.json",
-                progress=False if args.no_progress else None,
-            )
+            summary = await ingest(runtime, source, collection=collection, base_url=args.base_url,
+                                   replace=args.replace, progress=False if args.no_progress else None)
         print(summary.line())
     for failed in summary.files_failed:
         print(f"  skipped: {failed}", file=sys.stderr)
-    return 0
+    # Every file unreadable is bad input a cron job must notice; a few are reported and tolerated.
+    return 2 if summary.files and len(summary.files_failed) == summary.files else 0
 
 
 def _batch_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

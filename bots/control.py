@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from core.app import Runtime
+from core.app import Runtime, ingest
 from core.errors import ConfigurationError, RagbotError
 from core.services import log_sent
 
@@ -26,8 +26,6 @@ _LIMIT = 16 * 1024 * 1024
 
 async def handle_request(runtime: Runtime, request: dict[str, Any]) -> dict[str, Any]:
     """Run one request against the live runtime and describe the outcome as JSON."""
-    from core.sitemap import ingest_source
-
     op = request.get("op")
     try:
         if op == "ping":
@@ -40,13 +38,9 @@ async def handle_request(runtime: Runtime, request: dict[str, Any]) -> dict[str,
             await log_sent(runtime.services.activity, response, platform="cli")
             return {"ok": True, "response": response.model_dump(mode="json")}
         if op == "ingest":
-            collection = request.get("collection") or runtime.settings.collection
-            summary = await ingest_source(
-                str(request["source"]), store=runtime.store, embedder=runtime.embedder,
-                collection=collection,
-                base_url=request.get("base_url"), progress=False,
-                title_repeat=runtime.settings.title_repeat,
-                state_path=runtime.settings.data_dir / f"sitemap-{collection}.json",
+            summary = await ingest(
+                runtime, str(request["source"]), collection=request.get("collection"),
+                base_url=request.get("base_url"), replace=bool(request.get("replace")), progress=False,
             )
             return {"ok": True, "summary": summary.model_dump(mode="json")}
         return {"ok": False, "error": f"unknown operation {op!r}", "exit_code": 2}

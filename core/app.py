@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from core.embeddings import LocalEmbedder
 from core.extractive import ExtractiveGenerator
+from core.models import IngestSummary
 from core.pipeline import RagPipeline
 from core.protocols import Embedder, Generator, Reranker, VectorStore
 from core.ratelimit import RateLimiter
@@ -117,6 +119,37 @@ async def build_runtime(settings: Settings, *, recover: bool = True, **overrides
             services.add_closer(closer)
     return Runtime(settings=settings, services=services, store=store, embedder=embedder,
                    pipeline=pipeline)
+
+
+async def ingest(
+    runtime: Runtime,
+    source: str,
+    *,
+    collection: str | None = None,
+    base_url: str | None = None,
+    replace: bool = False,
+    progress: bool | None = None,
+) -> IngestSummary:
+    """Ingest a folder, file or sitemap URL with the runtime's store and embedder.
+
+    Used by ``ragbot ingest`` and by a running ``ragbot serve`` the CLI hands the work to.
+
+    Raises:
+        IngestSourceError: missing path, or a folder other than the one the collection mirrors.
+    """
+    from core.ingest import claim_root
+    from core.sitemap import ingest_source
+
+    settings = runtime.settings
+    collection = collection or settings.collection
+    root = None
+    if not source.startswith(("http://", "https://")):
+        root = claim_root(settings.data_dir / "ingest-roots.json", collection, Path(source), replace=replace)
+    return await ingest_source(
+        source, store=runtime.store, embedder=runtime.embedder, collection=collection,
+        base_url=base_url, progress=progress, title_repeat=settings.title_repeat, root=root,
+        state_path=settings.data_dir / f"sitemap-{collection}.json",
+    )
 
 
 async def build_services(settings: Settings) -> Services:

@@ -7,9 +7,10 @@ gone from the folder have their chunks removed. ``DocumentChunk`` cannot record
 which root a document came from, so the mirror is scoped by kind instead: a
 folder ingest owns every document stored under a relative path, and leaves
 alone documents stored under an ``http(s)://`` URL (those belong to sitemap
-ingestion, ``core.sitemap``). Ingesting two different folders into one
-collection therefore makes the second remove the first's documents; use one
-collection per knowledge base. Ingesting a single file updates that file only.
+ingestion, ``core.sitemap``). So that a second folder never silently replaces
+the first, ``claim_root`` records which folder each collection mirrors and
+refuses another one unless asked to replace it. Ingesting a single file updates
+that file only, named relative to the recorded folder.
 
 Writes are grouped per document: a document's chunks are embedded first and
 upserted together, then its stale chunk ids are deleted, so an embedding
@@ -81,6 +82,7 @@ async def ingest_path(
     progress: bool | None = None,
     batch_size: int = 64,
     title_repeat: int = DEFAULT_TITLE_REPEAT,
+    root: Path | None = None,
 ) -> IngestSummary:
     """Make ``collection`` mirror the docs under ``path`` (a folder, or one file).
 
@@ -93,6 +95,8 @@ async def ingest_path(
         progress: draw a tqdm bar on stderr; None draws one when stderr is a terminal.
         batch_size: texts per ``embed_documents`` call.
         title_repeat: title weighting of the embedded text (``Settings.title_repeat``).
+        root: for a single file, the folder its name is relative to (the collection's
+            recorded root, so it replaces its own stored copy); default: the file's folder.
 
     Returns:
         What was added, updated, removed and skipped; ``files_failed`` lists unreadable files.
@@ -112,7 +116,9 @@ async def ingest_path(
         root, single = path, False
         files, unsupported = walk_files(root)
     else:
-        root, single = path.parent, True
+        root, single = (root or path.parent), True
+        if not path.resolve().is_relative_to(root.resolve()):
+            raise IngestSourceError(f"{str(path)!r} is not inside {str(root)!r}")
         files, unsupported = ([path], []) if is_supported(path) else ([], [path])
     for skipped in unsupported:
         log.info("skipping %s: unsupported file type", skipped.relative_to(root).as_posix())
@@ -145,6 +151,48 @@ async def ingest_path(
     await sync.finish()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def claim_root(state_path: Path, collection: str, source: Path, *, replace: bool = False) -> Path | None:
+    """Record the folder ``collection`` mirrors, and return the root to ingest ``source`` under.
+
+    Args:
+        state_path: JSON file mapping collection names to their folders.
+        collection: the collection ingested into.
+        source: the folder or file given to ``ragbot ingest``.
+        replace: let a different folder take over the collection (its documents replace the
+            previous folder's).
+
+    Returns:
+        The recorded root for a single file inside it (None when none is recorded yet).
+
+    Raises:
+        IngestSourceError: ``source`` is another folder than the recorded one (without
+            ``replace``), or a single file outside it.
+    """
+    import json
+
+    source = source.resolve()
+    roots: dict[str, str] = json.loads(state_path.read_text("utf-8")) if state_path.exists() else {}
+    recorded = Path(roots[collection]) if collection in roots else None
+    if source.is_file():
+        if recorded is not None and not source.is_relative_to(recorded):
+            raise IngestSourceError(
+                f"{str(source)!r} is outside {str(recorded)!r}, the folder collection {collection!r} "
+                "mirrors: ingest that folder, or use another --collection"
+            )
+        return recorded
+    if recorded is not None and recorded != source and not replace:
+        raise IngestSourceError(
+            f"collection {collection!r} mirrors {str(recorded)!r}; ingesting {str(source)!r} would "
+            "remove its documents. Use --collection NAME for a second knowledge base, or --replace"
+        )
+    roots[collection] = str(source)
+    state_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = state_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(roots, indent=1), "utf-8")
+    tmp.replace(state_path)
+    return None
 
 
 def _load_and_chunk(path: Path, root: Path, base_url: str | None, title_repeat: int) -> list[DocumentChunk]:

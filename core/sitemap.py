@@ -321,6 +321,7 @@ async def ingest_source(
     concurrency: int = 8,
     state_path: Path | None = None,
     title_repeat: int = DEFAULT_TITLE_REPEAT,
+    root: Path | None = None,
 ) -> IngestSummary:
     """Ingest a folder, a file or a sitemap URL, whichever ``source`` names.
 
@@ -328,6 +329,7 @@ async def ingest_source(
         source: a path, a ``file://`` URL, or an ``http(s)://`` sitemap URL (``.xml`` / ``.xml.gz``).
         store, embedder, collection, base_url, progress, batch_size: as for ``ingest_path``.
         concurrency, state_path: as for ``ingest_sitemap``.
+        root: as for ``ingest_path`` (the folder a single file is named relative to).
 
     Returns:
         The run's summary.
@@ -358,6 +360,7 @@ async def ingest_source(
     return await ingest_path(
         path, store=store, embedder=embedder, collection=collection,
         base_url=base_url, progress=progress, batch_size=batch_size, title_repeat=title_repeat,
+        root=root,
     )
 
 

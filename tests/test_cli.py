@@ -206,3 +206,40 @@ def test_unwritable_export_target_is_bad_input(kb: Path, capsys: pytest.CaptureF
     run(capsys, "ask", "how do I install?")
     code, _, err = run(capsys, "logs", "export", "-o", "/nonexistent/dir/file.csv")
     assert code == 2 and "cannot write" in err
+
+
+def test_a_second_folder_does_not_silently_replace_the_first(kb: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "faq.md").write_text("# FAQ\n\nThe bot answers in threads when it is mentioned.\n", "utf-8")
+    assert run(capsys, "ingest", str(kb), "--no-progress")[0] == 0
+    code, _, err = run(capsys, "ingest", str(other), "--no-progress")
+    assert code == 2 and "--collection" in err and "--replace" in err
+    code, out, _ = run(capsys, "ask", "--json", "where does the Slack bot token go?")
+    assert json.loads(out)["status"] == "answered"  # the first folder is still there
+
+    assert run(capsys, "ingest", str(other), "--collection", "faq", "--no-progress")[0] == 0
+    code, out, _ = run(capsys, "ingest", str(other), "--replace", "--no-progress")
+    assert code == 0 and "removed" in out
+
+
+def test_single_file_updates_its_own_copy(kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "ingest", str(kb), "--no-progress")
+    page = kb / "testing" / "index.md"
+    page.write_text(page.read_text("utf-8") + "\nCoverage reports are written to htmlcov.\n", "utf-8")
+    code, out, _ = run(capsys, "ingest", str(page), "--no-progress")
+    assert code == 0 and "1 files" in out and "0 chunks added" in out and "1 updated" in out
+    code, out, _ = run(capsys, "ingest", str(kb), "--no-progress")
+    assert "0 chunks added, 0 updated, 0 removed" in out  # no duplicate was created
+
+
+def test_all_files_unreadable_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("RAGBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "a.md").write_bytes(b"\xff\xfe\x00binary")
+    code, _, err = run(capsys, "ingest", str(bad), "--no-progress")
+    assert code == 2 and "skipped: a.md" in err
