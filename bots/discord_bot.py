@@ -25,7 +25,7 @@ import math
 import re
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal, cast
 
 import discord
@@ -36,7 +36,7 @@ from core.errors import ConfigurationError, QueryValidationError, RateLimitExcee
 from core.models import AgentLogEntry, AgentResponse, EventType, Feedback, ResponseStatus
 from core.services import Services, log_sent
 from core.settings import Settings
-from storage.export import export_feedback, export_log, parse_when
+from storage.export import export_bundle, parse_when
 
 log = logging.getLogger(__name__)
 
@@ -453,15 +453,17 @@ async def handle_export(
         return
     try:
         since_at = parse_since(since)
-    except ValueError as exc:
-        await _say_privately(interaction, str(exc))
+    except Exception as exc:  # whatever the parser raises, the admin gets the usage, not a failed command
+        reason = str(exc).rstrip(".") or type(exc).__name__
+        await _say_privately(interaction, fmt.defuse(
+            f"I couldn't read `since`: {reason}. Use a date like 2025-01-31, a time like "
+            "2025-01-31T12:00Z, or an age like 24h, 7d or 2w."))
         return
     export_fmt: Literal["jsonl", "csv"] = "csv" if file_format == "csv" else "jsonl"
     await interaction.response.defer(ephemeral=True, thinking=True)
-    log_out, votes_out = io.StringIO(), io.StringIO()
-    rows = await export_log(services.activity, log_out, fmt=export_fmt, since=since_at)
-    votes = await export_feedback(services.feedback, votes_out, fmt=export_fmt, since=since_at)
-    log_bytes, votes_bytes = log_out.getvalue().encode(), votes_out.getvalue().encode()
+    bundle = await export_bundle(services.activity, services.feedback, fmt=export_fmt, since=since_at)
+    rows, votes = bundle.log_rows, bundle.feedback_rows
+    log_bytes, votes_bytes = bundle.log_text.encode(), bundle.feedback_text.encode()
     await services.activity.log(AgentLogEntry(
         event_type=EventType.ADMIN_EXPORT,
         response_summary=f"{PLATFORM}: user {user.id} exported {rows} log entries and {votes} votes "
@@ -473,10 +475,9 @@ async def handle_export(
             f"{interaction.filesize_limit}-byte upload limit. Use a later `since`, or run "
             "`ragbot logs export` on the server.", ephemeral=True, allowed_mentions=NO_MENTIONS)
         return
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     files = [
-        discord.File(io.BytesIO(log_bytes), filename=f"ragbot-log-{stamp}.{export_fmt}"),
-        discord.File(io.BytesIO(votes_bytes), filename=f"ragbot-feedback-{stamp}.{export_fmt}"),
+        discord.File(io.BytesIO(log_bytes), filename=bundle.log_filename),
+        discord.File(io.BytesIO(votes_bytes), filename=bundle.feedback_filename),
     ]
     summary = f"{rows} log entries and {votes} votes"
     if since_at:

@@ -8,12 +8,12 @@ tested without a client.
 
 from __future__ import annotations
 
-import re
 from urllib.parse import quote
 
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
+from core.citations import neutralize_mentions
 from core.models import AgentResponse, ResponseStatus, Source
 
 TITLE_LIMIT = 256
@@ -42,21 +42,22 @@ NOT_FOUND_LABEL = "Not found in the docs"
 LOW_CONFIDENCE_LABEL = "Low confidence: check the sources before relying on this"
 FAILED_LABEL = "The search failed"
 
-# Discord's own escape_mentions covers @everyone, @here and <@id>/<@!id>/<@&id>;
-# this also covers role and user mentions written with a shorter snowflake.
-_MENTION = re.compile(r"<@([!&]?\d+)>")
-
 
 def defuse(text: str) -> str:
     """Make mentions inert text, so nothing can ping even where allowed_mentions is ignored.
+
+    ``core.citations.neutralize_mentions`` does the work (``<@id>``, ``<@!id>``, ``<@&role>``,
+    ``@everyone``, ``@here`` ... become ``@`` + zero-width space + a word); discord.py's
+    ``escape_mentions`` then also breaks ``@everyone``/``@here`` glued to a preceding word
+    (``x@everyone``), which the core leaves alone and Discord may still read as a mention.
 
     Args:
         text: text from a user, the knowledge base or a model.
 
     Returns:
-        The text with ``@everyone``, ``@here`` and ``<@...>`` broken by a zero-width space.
+        The text with every mention broken by a zero-width space after its ``@``.
     """
-    return _MENTION.sub("<@\u200b\\1>", escape_mentions(text))
+    return escape_mentions(neutralize_mentions(text))
 
 
 def truncate(text: str, limit: int) -> str:

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -38,7 +36,7 @@ from core.errors import ConfigurationError, QueryValidationError, RateLimitExcee
 from core.models import MAX_TEXT_LENGTH, AgentLogEntry, AgentResponse, EventType, Feedback, ResponseStatus
 from core.services import Services, log_sent
 from core.settings import Settings
-from storage.export import ExportFormat, export_feedback, export_log
+from storage.export import ExportFormat, export_bundle, parse_when
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +46,6 @@ EXPORT_COMMAND = "/ragbot-export"
 DEFAULT_API_URL = "https://slack.com/api/"
 #: Message subtypes that are still a person writing; edits, joins, bot posts etc. are not.
 _HUMAN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
-_RELATIVE_RE = re.compile(r"^(\d+)([mhdw])$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 def _secret(value: SecretStr | None) -> str | None:
@@ -86,6 +82,9 @@ def slack_thread_id(team: str, channel: str, thread_ts: str | None) -> str:
 def parse_export_args(text: str, *, now: datetime | None = None) -> tuple[ExportFormat, datetime | None]:
     """Parse ``/ragbot-export`` arguments: an optional format and an optional start.
 
+    The start is read by ``storage.export.parse_when``, as ``ragbot logs export --since``
+    and Discord's ``/export-logs`` read it.
+
     Args:
         text: what followed the command, e.g. ``"csv 7d"`` or ``"2025-01-31"``.
         now: the current time (for relative starts), default now in UTC.
@@ -96,7 +95,6 @@ def parse_export_args(text: str, *, now: datetime | None = None) -> tuple[Export
     Raises:
         ValueError: naming the argument that is neither a format nor a start.
     """
-    now = now or datetime.now(UTC)
     export_format: ExportFormat | None = None
     since: datetime | None = None
     for token in text.split():
@@ -104,22 +102,13 @@ def parse_export_args(text: str, *, now: datetime | None = None) -> tuple[Export
         if lowered in ("jsonl", "csv") and export_format is None:
             export_format = "csv" if lowered == "csv" else "jsonl"
             continue
-        relative = _RELATIVE_RE.fullmatch(lowered)
-        if relative and since is None:
-            since = now - timedelta(**{_UNITS[relative.group(2)]: int(relative.group(1))})
-            continue
-        if since is None:
+        if since is None and lowered not in ("jsonl", "csv"):
             try:
-                parsed = datetime.fromisoformat(token)
-            except ValueError:
-                pass
-            else:
-                since = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-                continue
-        raise ValueError(
-            f"{token!r} is not a format (jsonl or csv) or a start date (like 2025-01-31 or 7d), "
-            "or repeats one"
-        )
+                since = parse_when(token, now=now)
+            except ValueError as exc:
+                raise ValueError(f"{token!r} is not a format (jsonl or csv) or a start date: {exc}") from None
+            continue
+        raise ValueError(f"{token!r} is not a format (jsonl or csv) or a start date, or repeats one")
     return export_format or "jsonl", since
 
 
@@ -261,9 +250,11 @@ class SlackBot:
                 return
             try:
                 export_format, since = parse_export_args(text)
-            except ValueError as exc:
+            except Exception as exc:  # whatever the parser raises, the admin gets the usage
+                # Slack needs its ack within 3 s; an escaping exception would leave the admin with
+                # "operation_timeout" instead of a reason.
                 await ack(text=f"Usage: `{EXPORT_COMMAND} [jsonl|csv] [since]`, since being a date "
-                               f"like 2025-01-31 or a span like 7d. {exc}.")
+                               f"like 2025-01-31 or a span like 7d. {fmt.escape(str(exc)).rstrip('.')}.")
                 return
             await ack(text=f"Preparing the {export_format} export; I'll send it to you in a direct message.")
             await self._export(client, user=user, channel=str(command.get("channel_id") or ""),
@@ -274,12 +265,11 @@ class SlackBot:
         since: datetime | None,
     ) -> None:
         started = time.perf_counter()
-        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         try:
-            # files_upload_v2 reads every file into memory anyway, so a StringIO costs nothing more.
-            log_out, votes_out = io.StringIO(), io.StringIO()
-            entries = await export_log(self.services.activity, log_out, fmt=export_format, since=since)
-            votes = await export_feedback(self.services.feedback, votes_out, fmt=export_format, since=since)
+            # files_upload_v2 reads every file into memory anyway, so building them in memory costs nothing.
+            bundle = await export_bundle(self.services.activity, self.services.feedback,
+                                         fmt=export_format, since=since)
+            entries, votes = bundle.log_rows, bundle.feedback_rows
             opened = await client.conversations_open(users=user)
             dm = str(opened["channel"]["id"])
             window = f"since {since.isoformat()}" if since else "all time"
@@ -287,9 +277,9 @@ class SlackBot:
                 channel=dm,
                 initial_comment=f"ragbot export ({window}): {entries} log entries and {votes} votes.",
                 file_uploads=[
-                    {"content": log_out.getvalue(), "filename": f"ragbot-log-{stamp}.{export_format}",
+                    {"content": bundle.log_text, "filename": bundle.log_filename,
                      "title": f"ragbot log ({window})"},
-                    {"content": votes_out.getvalue(), "filename": f"ragbot-feedback-{stamp}.{export_format}",
+                    {"content": bundle.feedback_text, "filename": bundle.feedback_filename,
                      "title": f"ragbot feedback ({window})"},
                 ],
             )

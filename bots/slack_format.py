@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from core.citations import CITATION_RE, cited_indices
 from core.models import AgentResponse, ResponseStatus, Source
 
 #: Slack's limit for the text of one section block (and any text object).
@@ -31,7 +32,6 @@ PLACEHOLDER_TEXT = "Searching the docs..."
 
 Vote = Literal[1, -1]
 
-_CITATION_RE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _MARKUP_RE = re.compile(r"<([^<>]+)>")
 _SPACES_RE = re.compile(r"[ \t]+")
 
@@ -101,27 +101,31 @@ def question_from_text(text: str, *, bot_user_id: str | None) -> str:
 
 
 def link_citations(escaped_text: str, sources: Sequence[Source]) -> str:
-    """Turn ``[n]`` markers into links to source ``n``.
+    """Turn citation markers into links to the sources they cite.
+
+    Markers are read as ``core.citations`` reads them (the same rules ``build_sources``
+    uses to list the sources): ``[1]``, ``[1, 2]``, ``[1; 2]``, ``[1-3]`` and ``[1][2]``.
 
     Args:
         escaped_text: answer text already passed through ``escape``.
         sources: the response's sources; ``Source.index`` is the ``n``.
 
     Returns:
-        The text with each known ``[n]`` (also ``[1, 2]``) replaced by ``<url|[n]>``;
-        numbers without a source stay as they are.
+        The text with each marker citing a known source replaced by one ``<url|[n]>`` per
+        number it cites (``[1-2]`` becomes two links); numbers without a source are kept
+        as plain ``[n]``, and markers citing no known source stay as they are.
     """
     by_index = {s.index: s for s in sources}
 
     def _replace(match: re.Match[str]) -> str:
-        numbers = [int(n) for n in re.split(r"\s*,\s*", match.group(1))]
+        numbers = cited_indices(match.group(0))
         if not any(n in by_index for n in numbers):
             return match.group(0)
         return "".join(
             f"<{_link_url(by_index[n].url)}|[{n}]>" if n in by_index else f"[{n}]" for n in numbers
         )
 
-    return _CITATION_RE.sub(_replace, escaped_text)
+    return CITATION_RE.sub(_replace, escaped_text)
 
 
 def _cut_point(text: str, limit: int) -> int:

@@ -6,6 +6,7 @@ import asyncio
 import csv
 import io
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -200,6 +201,14 @@ def test_mentions_are_defused_everywhere() -> None:
     assert "@everyone" not in (embed.description or "") and "@everyone" not in (embed.title or "")
     assert "@\u200beveryone" in (embed.description or "")
     assert "<@&" not in (embed.description or "") and "<@42>" not in (embed.description or "")
+
+
+def test_defuse_uses_the_core_neutralizer_and_catches_glued_mass_mentions() -> None:
+    assert fmt.defuse("<@&123456789012345678> <@42> <@!42> @channel") == (
+        "@\u200brole @\u200buser @\u200buser @\u200bchannel")
+    # The core leaves "x@here" alone; discord.py's escape_mentions breaks it too.
+    assert fmt.defuse("x@here and @everyone") == "x@\u200bhere and @\u200beveryone"
+    assert fmt.defuse("**bold** <#123> <t:1700000000>") == "**bold** <#123> <t:1700000000>"
 
 
 def test_source_line_escapes_brackets_and_skips_non_http_links() -> None:
@@ -484,11 +493,11 @@ async def test_admin_export_sends_log_and_feedback_files(fake: FakeDiscord, file
     [call] = [c for c in fake.calls_to("POST", "/webhooks/") if c.files]
     assert message["flags"] & 64 and call.json["allowed_mentions"] == NONE_MENTIONS
     log_name, votes_name = sorted(call.files)[::-1] if "log" in sorted(call.files)[1] else sorted(call.files)
-    assert log_name.startswith("ragbot-log-") and log_name.endswith(file_format)
+    assert re.fullmatch(rf"ragbot-log-\d{{8}}-\d{{6}}\.{file_format}", log_name)
     rows = _rows(call.files[log_name], file_format)
     assert [r["entry_id"] for r in rows] == [e.entry_id for e in before]
     assert [r["event_type"] for r in rows] == [e.event_type.value for e in before]
-    assert votes_name.startswith("ragbot-feedback-")
+    assert re.fullmatch(rf"ragbot-feedback-\d{{8}}-\d{{6}}\.{file_format}", votes_name)
     done = [e for e in storage.entries if e.event_type is EventType.ADMIN_EXPORT]
     assert len(done) == 1 and done[0].error_details is None and f"{len(before)} log entries" in (
         done[0].response_summary or "")
@@ -501,6 +510,29 @@ async def test_admin_role_may_export_since(fake: FakeDiscord) -> None:
         await run(client, payload)
     [message] = fake.messages_for(payload)
     assert len(message["attachments"]) == 2 and "since" in message["content"]
+
+
+@pytest.mark.parametrize("raised", [None, OverflowError("date value out of range")])
+async def test_export_with_unreadable_since_answers_privately(
+    fake: FakeDiscord, monkeypatch: pytest.MonkeyPatch, raised: Exception | None
+) -> None:
+    if raised is not None:
+        # parse_when once let OverflowError escape; the admin must still get a reply.
+        def failing(text: str, *, now: datetime | None = None) -> datetime:
+            raise raised
+
+        monkeypatch.setattr("bots.discord_bot.parse_when", failing)
+    services, _, storage = services_with(discord_admin_user_ids=[str(USER_ID)])
+    async with logged_in(services) as client:
+        payload = fake.slash_payload("export-logs", {"since": "99999999999d"})
+        await run(client, payload)
+    callback = fake.callbacks[int(payload["id"])]
+    assert callback["type"] == 4 and callback["data"]["flags"] & 64
+    content = callback["data"]["content"]
+    assert "couldn't read `since`" in content and "7d" in content
+    assert ("out of range" if raised else "'99999999999d'") in content
+    assert not [c for c in fake.calls if c.files]
+    assert not [e for e in storage.entries if e.event_type in (EventType.ADMIN_EXPORT, EventType.ERROR)]
 
 
 async def test_non_admin_export_is_refused_and_logged(fake: FakeDiscord) -> None:

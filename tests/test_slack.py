@@ -7,6 +7,7 @@ import contextlib
 import csv
 import io
 import json
+import re
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -569,7 +570,8 @@ async def test_admin_export_uploads_the_log_and_feedback(
     assert fake.calls_to("conversations.open")[0]["users"] == "UADMIN"
     assert complete["channel_id"] == "DUADMIN" and len(complete["files"]) == 2
     log_id, votes_id = (f["id"] for f in complete["files"])
-    assert fake.filenames[log_id].startswith("ragbot-log-") and fake.filenames[log_id].endswith(".csv")
+    assert re.fullmatch(r"ragbot-log-\d{8}-\d{6}\.csv", fake.filenames[log_id])
+    assert re.fullmatch(r"ragbot-feedback-\d{8}-\d{6}\.csv", fake.filenames[votes_id])
     rows = list(csv.DictReader(io.StringIO(fake.uploads[log_id].decode())))
     assert [r["entry_id"] for r in rows] == [e.entry_id for e in before]
     assert list(rows[0]) == LOG_COLUMNS
@@ -633,14 +635,44 @@ async def test_export_with_bad_argument_names_it(
     assert fake.uploads == {}
 
 
+async def test_export_with_a_huge_age_gets_usage_not_a_timeout(
+    fake: FakeSlack, storage: InMemoryStorage, answers: Answers
+) -> None:
+    async with Harness(fake, services_for(fake, storage, answers, slack_admin_user_ids="UADMIN")) as slack:
+        started = time.monotonic()
+        resp = await slack.command("csv 99999999999d", user="UADMIN")
+        reply = await resp.text()
+        await slack.settle()
+    assert resp.status == 200 and time.monotonic() - started < 3
+    assert "Usage:" in reply and "'99999999999d'" in reply
+    assert fake.uploads == {} and "conversations.open" not in fake.methods()
+
+
+async def test_export_acks_with_usage_whatever_the_parser_raises(
+    fake: FakeSlack, storage: InMemoryStorage, answers: Answers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # parse_when once let OverflowError escape; an un-acked command shows the admin a timeout.
+    def overflowing(text: str, *, now: datetime | None = None) -> datetime:
+        raise OverflowError("date value out of range")
+
+    monkeypatch.setattr("bots.slack_bot.parse_when", overflowing)
+    async with Harness(fake, services_for(fake, storage, answers, slack_admin_user_ids="UADMIN")) as slack:
+        resp = await slack.command("csv 99999999999d", user="UADMIN")
+        reply = await resp.text()
+        await slack.settle()
+    assert resp.status == 200 and "Usage:" in reply and "out of range" in reply
+    assert fake.uploads == {}
+
+
 def test_parse_export_args() -> None:
     now = datetime(2025, 3, 10, 12, tzinfo=UTC)
     assert parse_export_args("", now=now) == ("jsonl", None)
     assert parse_export_args("CSV 7d", now=now) == ("csv", now - timedelta(days=7))
     assert parse_export_args("12h jsonl", now=now) == ("jsonl", now - timedelta(hours=12))
+    assert parse_export_args("csv 2W", now=now) == ("csv", now - timedelta(weeks=2))
     assert parse_export_args("2025-01-31", now=now) == ("jsonl", datetime(2025, 1, 31, tzinfo=UTC))
     assert parse_export_args("2025-01-31T08:00:00+02:00", now=now)[1] == datetime(2025, 1, 31, 6, tzinfo=UTC)
-    for bad in ("xml", "7x", "csv csv", "7d 2025-01-01"):
+    for bad in ("xml", "7x", "csv csv", "7d 2025-01-01", "99999999999d"):
         with pytest.raises(ValueError, match="is not a format"):
             parse_export_args(bad, now=now)
 
@@ -730,6 +762,13 @@ def test_citations_link_sources_and_leave_unknown_numbers() -> None:
     text = fmt.link_citations(fmt.escape(response.response_text), response.sources)
     assert text == ("A <https://docs.test/p1?a=1&amp;b=2|[1]>, B <https://docs.test/p1?a=1&amp;b=2|[1]>"
                     "<https://docs.test/p2?a=1&amp;b=2|[2]> and C [7].")
+
+
+def test_citations_link_every_marker_form_core_understands() -> None:
+    response = _response("R [1-2], S [1; 2], T [1][2], U [2-4] and V [5; 6].", sources=2)
+    text = fmt.link_citations(fmt.escape(response.response_text), response.sources)
+    one, two = "<https://docs.test/p1?a=1&amp;b=2|[1]>", "<https://docs.test/p2?a=1&amp;b=2|[2]>"
+    assert text == f"R {one}{two}, S {one}{two}, T {one}{two}, U {two}[3][4] and V [5; 6]."
 
 
 def test_source_titles_from_the_knowledge_base_are_escaped() -> None:
