@@ -821,3 +821,19 @@ def test_notices(status: ResponseStatus, confidence: float, expected: str | None
         assert first["type"] == "context" and expected in first["elements"][0]["text"]
         assert expected in message["text"]
     assert message["blocks"][-1]["elements"][0]["value"] == response.response_id
+
+
+async def test_closed_vector_store_gives_a_reason_and_the_logged_reference(fake: FakeSlack) -> None:
+    """The real pipeline over a closed store, through the Slack app."""
+    from tests.test_pipeline import build
+
+    pipeline, storage, store = await build()
+    await store.close()
+    services = fake_services(make_settings(fake), answers=pipeline, storage=storage)
+    async with Harness(fake, services) as slack:
+        await slack.event(mention())
+        [update] = await fake.wait_for("chat.update")
+        await slack.drain()
+    [error] = [e for e in storage.entries if e.event_type is EventType.ERROR]
+    assert "closed" in (error.error_details or "")
+    assert "couldn't search the docs" in update["text"] and error.entry_id in update["text"]
