@@ -16,6 +16,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.loopback import start_app
+
 API_KEY = "test-key"
 MAX_TEXTS = 96
 EMBED_MODELS = {"embed-v4.0": 1536, "embed-english-v3.0": 1024}
@@ -68,11 +70,8 @@ class FakeCohere:
         app.router.add_post("/v2/embed", self._embed)
         app.router.add_post("/v2/rerank", self._rerank)
         app.router.add_route("*", "/{tail:.*}", self._other)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        self._runner, port = await start_app(app, shutdown_timeout=0.1)
+        self.url = f"http://127.0.0.1:{port}"
         return self
 
     async def close(self) -> None:

@@ -26,6 +26,8 @@ import discord.http
 import yarl
 from aiohttp import web
 
+from tests.loopback import start_app
+
 APP_ID = 1_100_000_000_000_000_001
 BOT_ID = APP_ID
 GUILD_ID = 1_100_000_000_000_000_100
@@ -117,11 +119,7 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_get("/ws/", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        self._runner, self.port = await start_app(app, handle_signals=False)
         return self
 
     async def close(self) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.loopback import start_app
+
 #: Form fields Slack accepts as JSON strings; parsed so tests can look inside.
 _JSON_FIELDS = frozenset({"blocks", "attachments", "files", "metadata"})
 
@@ -67,11 +69,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
         app.router.add_post("/upload/{file_id}", self._upload)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = self._runner.addresses[0][1]
+        self._runner, port = await start_app(app)
         self.root = f"http://127.0.0.1:{port}"
         return self
 

@@ -21,6 +21,7 @@ from core.grounding import validate_grounding
 from core.models import AgentConfig, ConversationTurn, RetrievedChunk, TurnRole, UserQuery
 from core.protocols import GenerationRequest, Generator
 from core.settings import Settings
+from tests.loopback import start_app
 
 MODEL = "gemini-2.5-flash"
 PATH = f"/v1beta/models/{MODEL}:generateContent"
@@ -79,11 +80,8 @@ async def serving(server: FakeGemini) -> AsyncIterator[FakeGemini]:
     """Serve ``server`` on a free loopback port for the duration of the block."""
     app = web.Application()
     app.router.add_post("/{tail:.*}", server.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    server.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    runner, port = await start_app(app)
+    server.url = f"http://127.0.0.1:{port}"
     try:
         yield server
     finally:

@@ -17,6 +17,7 @@ from core.errors import IngestSourceError
 from core.fakes import FakeEmbedder, InMemoryVectorStore
 from core.models import DocumentChunk, EmbeddingResponse, IngestSummary
 from core.sitemap import ingest_sitemap, ingest_source, parse_sitemap
+from tests.loopback import start_app
 
 COLLECTION = "site"
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -115,12 +116,8 @@ async def site() -> AsyncIterator[Site]:
     app.router.add_get("/sitemap-docs.xml.gz", state.child_sitemap)
     app.router.add_get("/docs/{name}", state.page)
     app.router.add_get("/not-a-sitemap.xml", state.not_a_sitemap)
-    runner = web.AppRunner(app, shutdown_timeout=1.0)
-    await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
-    await tcp.start()
-    host, port = runner.addresses[0][:2]
-    state.base = f"http://{host}:{port}"
+    runner, port = await start_app(app, shutdown_timeout=1.0)
+    state.base = f"http://127.0.0.1:{port}"
     try:
         yield state
     finally:

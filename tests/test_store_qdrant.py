@@ -30,6 +30,7 @@ from core.fakes import FakeEmbedder
 from core.models import DocumentChunk, EmbeddingRequest, RetrievalRequest, SparseVector
 from core.settings import Settings
 from core.store_qdrant import META_KEY, QdrantServerStore, build_filter, point_id
+from tests.loopback import start_app
 
 
 def chunk(chunk_id: str, content: str = "Slack needs a bot token.", **extra: Any) -> DocumentChunk:
@@ -57,11 +58,8 @@ class FakeQdrant:
     async def start(self) -> FakeQdrant:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        self._runner, port = await start_app(app)
+        self.url = f"http://127.0.0.1:{port}"
         return self
 
     async def close(self) -> None:
