@@ -120,24 +120,9 @@ def status_colour(response: AgentResponse) -> discord.Colour:
         return RED
     if response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS:
         return GREY
-    if is_low_confidence(response):
+    if response.low_confidence:
         return AMBER
     return GREEN
-
-
-def is_low_confidence(response: AgentResponse) -> bool:
-    """Whether the answer failed its grounding check (status or validation says so).
-
-    Args:
-        response: the answer.
-
-    Returns:
-        True for ``validation_failed`` and for answers whose grounding validation did not pass.
-    """
-    if response.status is ResponseStatus.VALIDATION_FAILED:
-        return True
-    validation = response.grounding_validation
-    return response.status is ResponseStatus.ANSWERED and validation is not None and not validation.passed
 
 
 def status_label(response: AgentResponse) -> str | None:
@@ -153,7 +138,7 @@ def status_label(response: AgentResponse) -> str | None:
         return FAILED_LABEL
     if response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS:
         return NOT_FOUND_LABEL
-    if is_low_confidence(response):
+    if response.low_confidence:
         return LOW_CONFIDENCE_LABEL
     return None
 

@@ -23,7 +23,6 @@ MAX_BLOCKS = 50
 #: Keep the notification fallback well under Slack's 4000 characters.
 FALLBACK_TEXT_LIMIT = 3000
 #: Answers scoring below this get a "check the sources" notice.
-LOW_CONFIDENCE = 0.4
 
 ACTION_UP = "ragbot_feedback_up"
 ACTION_DOWN = "ragbot_feedback_down"
@@ -248,7 +247,7 @@ def notice_for(response: AgentResponse) -> str | None:
                 "please verify it in the sources.")
     if response.status is ResponseStatus.RETRIEVAL_FAILED:
         return ":x: I couldn't search the docs just now."
-    if response.confidence_score < LOW_CONFIDENCE:
+    if response.low_confidence:
         return ":warning: Low confidence: the docs only partly cover this, so check the sources."
     return None
 

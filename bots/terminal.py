@@ -23,6 +23,8 @@ def format_answer(response: AgentResponse) -> str:
     """The answer, a status notice when it is not a plain answer, and numbered sources."""
     lines = [response.response_text]
     notice = _NOTICE.get(response.status)
+    if notice is None and response.low_confidence:
+        notice = "(low confidence: the docs only partly cover this, check the sources)"
     if notice:
         lines.append(notice)
     if response.sources:

@@ -28,6 +28,8 @@ from pydantic import (
     model_validator,
 )
 
+#: An answer whose confidence_score is below this is shown with a "check the sources" notice.
+LOW_CONFIDENCE = 0.4
 #: Default maximum question length; Settings.max_query_length overrides it through
 #: the validation context (``UserQuery.model_validate(data, context={...})``).
 DEFAULT_MAX_QUERY_LENGTH = 1000
@@ -56,6 +58,13 @@ def new_id() -> str:
 def utc_now() -> datetime:
     """Return the current time as an aware UTC datetime."""
     return datetime.now(UTC)
+
+
+def _non_blank_content(value: str) -> str:
+    """Chunk content must hold text (spec: "chunk content must be non-empty")."""
+    if not value.strip():
+        raise ValueError("content is empty: every chunk needs text")
+    return value
 
 
 def validate_collection_name(name: str) -> str:
@@ -204,12 +213,7 @@ class RetrievedChunk(_Strict):
         """Spec 001's name for the stored vector's id."""
         return self.chunk_id
 
-    @field_validator("content")
-    @classmethod
-    def _content_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("content is empty: every chunk needs text")
-        return value
+    _content_not_blank = field_validator("content")(_non_blank_content)
 
     @field_validator("url")
     @classmethod
@@ -507,6 +511,20 @@ class AgentResponse(_RoundTrip):
             raise ValueError("an answered response must cite at least one source")
         return self
 
+    @property
+    def low_confidence(self) -> bool:
+        """Whether users should be told to check the sources: one rule for every adapter.
+
+        True for ``validation_failed``, and for an answer whose grounding check did not pass
+        or whose confidence_score is below LOW_CONFIDENCE.
+        """
+        if self.status is ResponseStatus.VALIDATION_FAILED:
+            return True
+        if self.status is not ResponseStatus.ANSWERED:
+            return False
+        failed = self.grounding_validation is not None and not self.grounding_validation.passed
+        return failed or self.confidence_score < LOW_CONFIDENCE
+
     @computed_field  # type: ignore[prop-decorator]
     @property
     def sources_cited(self) -> list[str]:
@@ -649,12 +667,7 @@ class DocumentChunk(BaseModel):
     tags: list[str] = Field(default_factory=list)
     content_hash: str = Field(min_length=1, description="hash of the whole source document")
 
-    @field_validator("content")
-    @classmethod
-    def _content_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("content is empty: every chunk needs text")
-        return value
+    _content_not_blank = field_validator("content")(_non_blank_content)
 
     def payload(self) -> dict[str, Any]:
         """The payload stored beside the vectors."""

@@ -153,7 +153,7 @@ def response(status: ResponseStatus = ResponseStatus.ANSWERED, *, text: str = "A
 
 
 def test_embed_has_title_sources_and_green_colour() -> None:
-    [embed] = fmt.answer_embeds(response(), question="How do I install?")
+    [embed] = fmt.answer_embeds(response(confidence_score=0.8), question="How do I install?")
     assert embed.title == "How do I install?"
     assert embed.description == "Answer [1]."
     assert embed.colour == fmt.GREEN

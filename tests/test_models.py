@@ -1102,3 +1102,16 @@ def test_models_accept_their_own_json(model: Any) -> None:
     original = model()
     again = type(original).model_validate_json(original.model_dump_json())
     assert again == original
+
+
+@pytest.mark.parametrize(
+    ("changes", "low"),
+    [
+        ({"confidence_score": 0.8}, False),
+        ({"confidence_score": 0.2}, True),
+        ({"confidence_score": 0.8, "grounding_validation": {"method": "ngram", "passed": False}}, True),
+        ({"status": ResponseStatus.NO_RELEVANT_DOCUMENTS, "sources": [], "retrieved_chunks": []}, False),
+    ],
+)
+def test_low_confidence_is_one_rule_for_every_adapter(changes: dict[str, Any], low: bool) -> None:
+    assert AgentResponse.model_validate(response_data(**changes)).low_confidence is low
