@@ -239,6 +239,7 @@ class InMemoryStorage:
         self.queries: dict[str, tuple[UserQuery, QueryStatus, str | None]] = {}
         self.responses: dict[str, AgentResponse] = {}
         self.entries: list[AgentLogEntry] = []
+        self._entry_ids: set[str] = set()
         self.votes: dict[tuple[str, str], Feedback] = {}
         self.events: set[tuple[str, str]] = set()
 
@@ -278,15 +279,16 @@ class InMemoryStorage:
         for qid in stuck:
             query, _, _ = self.queries[qid]
             self.queries[qid] = (query, QueryStatus.FAILED, "interrupted")
-            self.entries.append(AgentLogEntry(
+            await self.log(AgentLogEntry(
                 event_type=EventType.ERROR, query_id=qid, thread_id=query.thread_id,
                 query_text=query.query_text, error_details="interrupted: the process stopped mid-answer",
             ))
         return len(stuck)
 
     async def log(self, entry: AgentLogEntry) -> None:
-        if any(e.entry_id == entry.entry_id for e in self.entries[-50:]):
+        if entry.entry_id in self._entry_ids:
             raise ValueError(f"log entry {entry.entry_id!r} already exists")
+        self._entry_ids.add(entry.entry_id)
         self.entries.append(entry)
 
     async def export(
