@@ -5,8 +5,8 @@ Usage::
     .venv/bin/python bench/answer_latency.py [--docs ../shared/data/robotics-textbook/docs]
         [--questions bench/robotics_questions.jsonl] [--rounds 3]
 
-Builds the real runtime (``core.app.build_runtime``) on a temporary data dir,
-ingests the book with ``core.ingest.ingest_path`` and reports the seconds it
+Builds the real runtime (``bots.runtime.build_runtime``) on a temporary data dir,
+ingests the book with ``core.ingest.sync.ingest_path`` and reports the seconds it
 took; then times ``runtime.pipeline.answer(question)`` (embed, search, fuse,
 relevance, extractive answer, grounding check, every SQLite write) over every
 question of the file, ``--rounds`` times, after one warm-up question. The
@@ -32,11 +32,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.app import build_runtime  # noqa: E402
-from core.chunking import chunk_document  # noqa: E402
-from core.evaluation import percentile  # noqa: E402
-from core.ingest import ingest_path, walk_files  # noqa: E402
-from core.loaders import load_file  # noqa: E402
+from bots.runtime import build_runtime  # noqa: E402
+from core.eval.retrieval import percentile  # noqa: E402
+from core.ingest.chunking import chunk_document  # noqa: E402
+from core.ingest.loaders import load_file  # noqa: E402
+from core.ingest.sync import ingest_path, walk_files  # noqa: E402
 from core.settings import Settings  # noqa: E402
 
 DEFAULT_DOCS = ROOT.parent / "shared" / "data" / "robotics-textbook" / "docs"

@@ -3,10 +3,10 @@
 Run: ``.venv/bin/python bench/discord_roundtrip.py [-n 200] [-c 20] [--where channel|thread|private]
 [--fake-core]``.
 
-The real core (``core.app.build_runtime``) answers from this repository's ``docs/``,
+The real core (``bots.runtime.build_runtime``) answers from this repository's ``docs/``,
 ingested into a temporary data dir with the local embedder (no network, no keys);
 ``--fake-core`` (or a core that cannot be built) uses FakeAnswerService instead and
-says so. The bot is the real ``RagbotDiscord`` connected to ``tests/fake_discord.py``
+says so. The bot is the real ``RagbotDiscord`` connected to ``tests/support/fake_discord.py``
 on 127.0.0.1: each interaction goes out as a gateway INTERACTION_CREATE and is timed
 until the fake receives the REST call that delivers the answer. The same questions
 are then timed through ``services.answers.answer`` alone, at the same concurrency,
@@ -38,11 +38,11 @@ with warnings.catch_warnings():
 
 from pydantic import SecretStr  # noqa: E402
 
-from bots.discord_bot import RagbotDiscord  # noqa: E402
+from bots.chat.services import Services, fake_services  # noqa: E402
+from bots.discord.client import RagbotDiscord  # noqa: E402
 from core.models import EventType  # noqa: E402
-from core.services import Services, fake_services  # noqa: E402
 from core.settings import Settings  # noqa: E402
-from tests.fake_discord import FAKE_TOKEN, USER_ID, FakeDiscord, thread_payload  # noqa: E402
+from tests.support.fake_discord import FAKE_TOKEN, USER_ID, FakeDiscord, thread_payload  # noqa: E402
 
 QUESTIONS = [
     "How do I connect ragbot to Slack?",
@@ -85,15 +85,15 @@ async def open_services(data_dir: pathlib.Path, *, fake_core: bool) -> tuple[Ser
     if fake_core:
         return fake_services(settings), "FakeAnswerService (--fake-core)"
     try:
-        from core.app import build_runtime
-        from core.ingest import ingest_path
+        from bots.runtime import build_runtime
+        from core.ingest.sync import ingest_path
     except ImportError as exc:
-        return fake_services(settings), f"FakeAnswerService (core.app unavailable: {exc})"
+        return fake_services(settings), f"FakeAnswerService (bots.runtime unavailable: {exc})"
     runtime = await build_runtime(settings)
     summary = await ingest_path(ROOT / "docs", store=runtime.store, embedder=runtime.embedder,
                                 collection=settings.collection, base_url="https://ragbot.dev/docs",
                                 progress=False)
-    return runtime.services, f"real core (core.app.build_runtime), docs/ ingested: {summary.line()}"
+    return runtime.services, f"real core (bots.runtime.build_runtime), docs/ ingested: {summary.line()}"
 
 
 def answered(fake: FakeDiscord, payload: dict[str, Any]) -> int:

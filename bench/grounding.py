@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python bench/grounding.py [--grid]``. The positive class is
 "unsupported" (what the validator must catch). It prints the default thresholds'
 scores, n-gram only and with the local WordLlama similarity, and with ``--grid``
-the best thresholds of a simple grid search (the defaults in core/grounding.py
+the best thresholds of a simple grid search (the defaults in core/answer/grounding.py
 were chosen this way, preferring round values near the optimum).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.grounding import (  # noqa: E402
+from core.answer.grounding import (  # noqa: E402
     DEFAULT_THRESHOLDS,
     GroundingThresholds,
     validate_grounding,
@@ -93,7 +93,7 @@ def load_wordllama() -> Callable[[str, str], float] | None:
         import wordllama
         from wordllama import WordLlama
 
-        from core.grounding import wordllama_similarity
+        from core.answer.grounding import wordllama_similarity
 
         model = WordLlama.load(config="l2_supercat", dim=256,
                                cache_dir=pathlib.Path(wordllama.__file__).parent, disable_download=True)

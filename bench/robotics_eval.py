@@ -36,9 +36,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.app import build_runtime  # noqa: E402
-from core.ingest import ingest_path  # noqa: E402
-from core.ranking import best_threshold  # noqa: E402
+from bots.runtime import build_runtime  # noqa: E402
+from core.ingest.sync import ingest_path  # noqa: E402
+from core.retrieval.ranking import best_threshold  # noqa: E402
 from core.settings import Settings  # noqa: E402
 
 DEFAULT_DOCS = ROOT.parent / "shared" / "data" / "robotics-textbook" / "docs"

@@ -55,14 +55,14 @@ import qdrant_edge as qe
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.ids import collection_name  # noqa: E402
 from core.models import (  # noqa: E402
     DocumentChunk,
     EmbeddingResponse,
     RetrievalRequest,
     SparseVector,
 )
-from core.store_edge import DENSE, KEYWORD_FIELDS, SPARSE, EdgeVectorStore  # noqa: E402
+from core.stores.ids import collection_name  # noqa: E402
+from core.stores.qdrant_embedded import DENSE, KEYWORD_FIELDS, SPARSE, EdgeVectorStore  # noqa: E402
 
 DIM = 256
 COLLECTION = "bench"

@@ -8,7 +8,7 @@ fake receiving the final ``chat.update``. In the same run it times the bare
 AnswerService on the same questions at the same concurrency, so the adapter's
 overhead shows as a ratio. It then checks that every event got exactly one
 placeholder and one answer, and one complete set of log entries. The real core
-(``core.app.build_runtime`` over a temporary data dir with ragbot's own ``docs/``
+(``bots.runtime.build_runtime`` over a temporary data dir with ragbot's own ``docs/``
 ingested, local embedder and extractive answers, no API keys) is used when it
 loads; otherwise, or with ``--fake``, FakeAnswerService stands in and the table
 says so.
@@ -34,11 +34,11 @@ from slack_sdk.signature import SignatureVerifier
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bots.slack_bot import RagbotSlackApp, build_slack_app, slack_web_app  # noqa: E402
+from bots.chat.services import Services, fake_services  # noqa: E402
+from bots.slack.app import RagbotSlackApp, build_slack_app, slack_web_app  # noqa: E402
 from core.models import EventType  # noqa: E402
-from core.services import Services, fake_services  # noqa: E402
 from core.settings import Settings  # noqa: E402
-from tests.fake_slack import Call, FakeSlack  # noqa: E402
+from tests.support.fake_slack import Call, FakeSlack  # noqa: E402
 
 SECRET = "bench-signing-secret"
 QUESTIONS = [
@@ -71,8 +71,8 @@ async def open_services(
     """The real core over ``settings.data_dir`` with docs/ ingested, or the fake one."""
     if not use_fake:
         try:
-            from core.app import build_runtime
-            from core.ingest import ingest_path
+            from bots.runtime import build_runtime
+            from core.ingest.sync import ingest_path
 
             runtime = await build_runtime(settings)
             try:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.embeddings import LocalEmbedder
-from core.evaluation import evaluate
+from core.embedders.local import LocalEmbedder
+from core.eval.retrieval import evaluate
 from core.settings import Settings
 
 TITLE_REPEATS = (1, 2, 3)

@@ -22,7 +22,7 @@ from core.models import AgentResponse, EventType, ResponseStatus, validate_colle
 from core.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from core.app import Runtime
+    from bots.runtime import Runtime
 
 log = logging.getLogger("ragbot")
 Command = Callable[[argparse.Namespace, Settings], Awaitable[int]]
@@ -130,7 +130,7 @@ async def _handed(settings: Settings, request: dict[str, Any]) -> dict[str, Any]
 
 @contextlib.asynccontextmanager
 async def _runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    from core.app import build_runtime
+    from bots.runtime import build_runtime
 
     runtime = await build_runtime(settings)
     try:
@@ -161,7 +161,7 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
 
         yield remote
         return
-    from core.services import log_sent
+    from bots.chat.services import log_sent
 
     async with _runtime(settings) as runtime:
         if await runtime.store.collection_info(settings.collection) is None:
@@ -197,7 +197,7 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         summary = IngestSummary.model_validate(reply["summary"])
         print(f"ingested by the running server: {summary.line()}")
     else:
-        from core.app import ingest
+        from bots.runtime import ingest
 
         async with _runtime(settings) as runtime:
             summary = await ingest(runtime, source, collection=collection, base_url=args.base_url,
@@ -293,7 +293,7 @@ async def cmd_logs_export(args: argparse.Namespace, settings: Settings) -> int:
 
 async def cmd_discord_sync(args: argparse.Namespace, settings: Settings) -> int:
     """``ragbot discord sync``: register slash commands now."""
-    from bots.discord_bot import sync_commands
+    from bots.discord.client import sync_commands
 
     if settings.discord_token is None:
         raise InputError("DISCORD_TOKEN is not set")

@@ -48,9 +48,9 @@ def register(subparsers: Any) -> None:
 
 async def cmd_eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
     """``ragbot eval retrieval --dataset DIR``: print the table (or JSON); 0 on success."""
-    from core.embeddings import LocalEmbedder
+    from core.embedders.local import LocalEmbedder
     from core.errors import InputError
-    from core.evaluation import evaluate
+    from core.eval.retrieval import evaluate
 
     if args.dense_weight is not None and not 0.0 <= args.dense_weight <= 1.0:
         raise InputError(f"--dense-weight must be in [0, 1], got {args.dense_weight}")

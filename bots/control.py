@@ -16,9 +16,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from core.app import Runtime, ingest
+from bots.chat.services import log_sent
+from bots.runtime import Runtime, ingest
 from core.errors import ConfigurationError, RagbotError
-from core.services import log_sent
 
 log = logging.getLogger(__name__)
 _LIMIT = 16 * 1024 * 1024

@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from core.app import build_runtime
+from bots.runtime import build_runtime
 from core.errors import ConfigurationError
 from core.settings import Settings
 
@@ -28,11 +28,11 @@ def adapter_coroutines(settings: Settings, runtime: Any) -> dict[str, Coroutine[
     """The adapters to run, by name, according to which credentials are set."""
     adapters: dict[str, Coroutine[Any, Any, Any]] = {}
     if settings.slack_bot_token is not None:
-        from bots.slack_bot import run_slack
+        from bots.slack.app import run_slack
 
         adapters["slack"] = run_slack(runtime.services)
     if settings.discord_token is not None:
-        from bots.discord_bot import run_discord
+        from bots.discord.client import run_discord
 
         adapters["discord"] = run_discord(runtime.services)
     return adapters

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
-from core.citations import source_label
+from core.answer.citations import source_label
 from core.errors import InputError
 from core.models import AgentResponse, ResponseStatus
 

@@ -20,7 +20,6 @@ from core.errors import (
     EmbeddingModelMismatchError,
     StoreUnavailableError,
 )
-from core.ids import collection_name
 from core.models import (
     AgentLogEntry,
     AgentResponse,
@@ -46,6 +45,7 @@ from core.protocols import (
     HybridHits,
     SearchFn,
 )
+from core.stores.ids import collection_name
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -38,7 +38,7 @@ MAX_USER_CONTEXT_LENGTH = 10_000
 MAX_TEXT_LENGTH = 50_000
 #: The relevance threshold used when neither the request nor the settings give one.
 #: Scores are calibrated so that this one value separates in-scope questions from
-#: out-of-scope ones (see core/ranking.py for what a score means).
+#: out-of-scope ones (see core/retrieval/ranking.py for what a score means).
 DEFAULT_RELEVANCE_THRESHOLD = 0.3
 COLLECTION_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
 FILTER_FIELDS = frozenset({"source_document", "section", "tags", "url", "title"})

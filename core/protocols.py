@@ -1,7 +1,7 @@
 """The seams of ragbot: one Protocol per dependency the core talks to.
 
-The core (``core/pipeline.py``) depends only on these; concrete classes live in
-their own modules (``core/store_edge.py``, ``core/embeddings.py``,
+The core (``core/answer/pipeline.py``) depends only on these; concrete classes live in
+their own modules (``core/stores/qdrant_embedded.py``, ``core/embedders/local.py``,
 ``storage/sqlite.py`` ...) and deterministic fakes in ``core/fakes.py``.
 Adapters in ``bots/`` depend on ``AnswerService`` and the storage protocols,
 never on Qdrant or an LLM SDK.

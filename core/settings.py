@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from core.chunking import DEFAULT_TITLE_REPEAT
 from core.errors import ConfigurationError
+from core.ingest.chunking import DEFAULT_TITLE_REPEAT
 from core.models import (
     DEFAULT_MAX_QUERY_LENGTH,
     DEFAULT_RELEVANCE_THRESHOLD,

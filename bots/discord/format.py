@@ -1,0 +1,301 @@
+"""Pure formatting of answers for Discord: embeds within Discord's limits, mentions defused.
+
+Nothing here talks to Discord; every function takes plain values (or an
+``AgentResponse``) and returns strings or ``discord.Embed`` objects, so the limits
+(6000 characters per embed, 4096 per description, 1024 per field ...) are
+tested without a client.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import discord
+from discord.utils import escape_markdown, escape_mentions
+
+from core.answer.citations import neutralize_mentions
+from core.models import AgentResponse, ResponseStatus, Source
+
+TITLE_LIMIT = 256
+DESCRIPTION_LIMIT = 4096
+FIELD_NAME_LIMIT = 256
+FIELD_VALUE_LIMIT = 1024
+FIELDS_LIMIT = 25
+FOOTER_LIMIT = 2048
+AUTHOR_LIMIT = 256
+EMBED_TOTAL_LIMIT = 6000
+#: Discord refuses thread names longer than this.
+THREAD_NAME_LIMIT = 100
+#: Characters of page 1 kept for the sources so the answer itself keeps most of the 6000.
+SOURCES_BUDGET = 2 * FIELD_VALUE_LIMIT
+#: A masked link longer than this is shown as plain text; it could not fit a field line.
+_URL_LIMIT = 700
+_LINK_TEXT_LIMIT = 200
+
+GREEN = discord.Colour(0x2EA043)
+AMBER = discord.Colour(0xD29922)
+GREY = discord.Colour(0x8B949E)
+RED = discord.Colour(0xDA3633)
+
+PLACEHOLDER = "Searching the docs…"
+NOT_FOUND_LABEL = "Not found in the docs"
+LOW_CONFIDENCE_LABEL = "Low confidence: check the sources before relying on this"
+FAILED_LABEL = "The search failed"
+
+
+def defuse(text: str) -> str:
+    """Make mentions inert text, so nothing can ping even where allowed_mentions is ignored.
+
+    ``core.answer.citations.neutralize_mentions`` does the work (``<@id>``, ``<@!id>``, ``<@&role>``,
+    ``@everyone``, ``@here`` ... become ``@`` + zero-width space + a word); discord.py's
+    ``escape_mentions`` then also breaks ``@everyone``/``@here`` glued to a preceding word
+    (``x@everyone``), which the core leaves alone and Discord may still read as a mention.
+
+    Args:
+        text: text from a user, the knowledge base or a model.
+
+    Returns:
+        The text with every mention broken by a zero-width space after its ``@``.
+    """
+    return escape_mentions(neutralize_mentions(text))
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut ``text`` to at most ``limit`` characters, ending with an ellipsis when cut.
+
+    Args:
+        text: any text.
+        limit: maximum length, at least 1.
+
+    Returns:
+        ``text`` itself when short enough, else its head plus "…".
+    """
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def split_text(text: str, limit: int, *, first: int | None = None) -> list[str]:
+    """Split ``text`` into pieces of at most ``limit`` characters at natural boundaries.
+
+    Prefers paragraph breaks, then line breaks, then sentence ends, then spaces; a
+    single word longer than ``limit`` is cut hard.
+
+    Args:
+        text: the text to split.
+        limit: maximum length of each piece, at least 1.
+        first: a smaller maximum for the first piece (it shares its embed with the sources).
+
+    Returns:
+        The pieces in order, none empty (one empty string for empty input).
+    """
+    pieces: list[str] = []
+    rest = text.strip()
+    while len(rest) > (size := limit if pieces or first is None else first):
+        window = rest[: size + 1]
+        cut = -1
+        for sep in ("\n\n", "\n", ". ", " "):
+            cut = window.rfind(sep, size // 3)
+            if cut > 0:
+                cut += len(sep) if sep == ". " else 0
+                break
+        if cut <= 0:
+            cut = size
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    pieces.append(rest)
+    return pieces
+
+
+def status_colour(response: AgentResponse) -> discord.Colour:
+    """Colour of the embed: green answered, amber low confidence, grey not found, red failed.
+
+    Args:
+        response: the answer.
+
+    Returns:
+        The colour.
+    """
+    if response.status is ResponseStatus.RETRIEVAL_FAILED:
+        return RED
+    if response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS:
+        return GREY
+    if response.low_confidence:
+        return AMBER
+    return GREEN
+
+
+def status_label(response: AgentResponse) -> str | None:
+    """The plain-words line shown above an answer that is not a confident one.
+
+    Args:
+        response: the answer.
+
+    Returns:
+        The label, or None for a confident answer.
+    """
+    if response.status is ResponseStatus.RETRIEVAL_FAILED:
+        return FAILED_LABEL
+    if response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS:
+        return NOT_FOUND_LABEL
+    if response.low_confidence:
+        return LOW_CONFIDENCE_LABEL
+    return None
+
+
+def _link_text(text: str) -> str:
+    # Brackets would end the masked link early; markdown would restyle titles.
+    text = escape_markdown(defuse(text)).replace("[", "\\[").replace("]", "\\]")
+    return truncate(text, _LINK_TEXT_LIMIT)
+
+
+def source_line(source: Source) -> str:
+    """One numbered source as ``[n] [title — section](url)``.
+
+    Args:
+        source: a cited source.
+
+    Returns:
+        The line; without a link when the URL is not http(s) or too long to fit.
+    """
+    label = source.title
+    if source.section and source.section != source.title:
+        label = f"{source.title} — {source.section}" if source.title else source.section
+    text = _link_text(label or source.url)
+    url = quote(source.url, safe=":/?#@!$&'*+,;=%~-._")
+    if url.startswith(("https://", "http://")) and len(url) <= _URL_LIMIT:
+        return f"[{source.index}] [{text}]({url})"
+    return f"[{source.index}] {text}"
+
+
+def source_fields(sources: list[Source], *, budget: int = SOURCES_BUDGET) -> list[tuple[str, str]]:
+    """Group numbered source lines into embed fields within Discord's limits.
+
+    Args:
+        sources: the cited sources, in citation order.
+        budget: most characters (names plus values) the fields may use together.
+
+    Returns:
+        ``(name, value)`` pairs; when not all fit, the last line says how many were left out.
+    """
+    lines = [source_line(s) for s in sorted(sources, key=lambda s: s.index)]
+    fields: list[tuple[str, list[str]]] = []
+    used = 0
+    for i, line in enumerate(lines):
+        # Room is kept for a closing "… and N more" line in case a later one does not fit.
+        more = len(f"… and {len(lines) - i} more") + 1
+        current = fields[-1][1] if fields else None
+        if current is not None and sum(len(x) + 1 for x in current) + len(line) + more <= FIELD_VALUE_LIMIT:
+            cost = len(line) + 1
+        elif len(fields) < FIELDS_LIMIT and len(line) + more <= FIELD_VALUE_LIMIT:
+            current = None
+            cost = len(line) + len("More sources")
+        else:
+            break
+        if used + cost + more > budget:
+            break
+        if current is None:
+            fields.append(("Sources" if not fields else "More sources", [line]))
+        else:
+            current.append(line)
+        used += cost
+    else:
+        return [(name, "\n".join(value)) for name, value in fields]
+    left_out = len(lines) - sum(len(v) for _, v in fields)
+    if not fields:
+        fields.append(("Sources", []))
+    fields[-1][1].append(f"… and {left_out} more")
+    return [(name, "\n".join(value)) for name, value in fields]
+
+
+def _footer(response: AgentResponse, reference_id: str | None) -> str:
+    parts = [response.status.value.replace("_", " ")]
+    if response.status is ResponseStatus.ANSWERED:
+        parts.append(f"confidence {response.confidence_score:.0%}")
+    if reference_id:
+        parts.append(f"reference {reference_id}")
+    return truncate(" · ".join(parts), FOOTER_LIMIT)
+
+
+def embed_size(embed: discord.Embed) -> int:
+    """Characters Discord counts towards the 6000 limit of one embed.
+
+    Args:
+        embed: the embed.
+
+    Returns:
+        Sum of title, description, field names and values, footer text and author name.
+    """
+    return len(embed)
+
+
+def answer_embeds(
+    response: AgentResponse, *, question: str, reference_id: str | None = None
+) -> list[discord.Embed]:
+    """Render an answer as one embed, or several when the text is over one embed's limits.
+
+    Page 1 carries the question as title, the status line, the numbered sources and
+    the footer; later pages carry the rest of the text. Every page is <= 6000 characters.
+
+    Args:
+        response: the answer from the AnswerService.
+        question: the question as asked (used for the title).
+        reference_id: id of the ``error`` log entry to quote when something failed;
+            defaults to ``response.reference_id``.
+
+    Returns:
+        The embeds, one per message, in reading order.
+    """
+    reference_id = reference_id or response.reference_id
+    colour = status_colour(response)
+    title = truncate(defuse(" ".join(question.split())) or "Question", TITLE_LIMIT)
+    label = status_label(response)
+    text = defuse(response.response_text)
+    if response.status is ResponseStatus.RETRIEVAL_FAILED and reference_id:
+        text += f"\n\nReference: `{reference_id}` (an admin can look it up in the log export)."
+    fields = source_fields(response.sources)
+    footer = _footer(response, reference_id)
+    fixed = len(title) + len(label or "") + len(footer) + sum(len(n) + len(v) for n, v in fields)
+    first_limit = min(DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - fixed)
+    pages = [p for p in split_text(text, DESCRIPTION_LIMIT, first=first_limit) if p] or ["(empty answer)"]
+    embeds: list[discord.Embed] = []
+    for number, page in enumerate(pages, start=1):
+        embed = discord.Embed(description=page, colour=colour)
+        if number == 1:
+            embed.title = title
+            if label:
+                embed.set_author(name=label)
+            for name, value in fields:
+                embed.add_field(name=name, value=value, inline=False)
+        page_footer = footer if len(pages) == 1 else f"part {number}/{len(pages)} · {footer}"
+        embed.set_footer(text=truncate(page_footer, FOOTER_LIMIT))
+        embeds.append(embed)
+    return embeds
+
+
+def failure_text(reason: str, reference_id: str) -> str:
+    """The short message shown when no answer could be produced.
+
+    Args:
+        reason: what went wrong, in a few plain words.
+        reference_id: id of the ``error`` log entry admins can look up.
+
+    Returns:
+        The message, mentions defused.
+    """
+    return defuse(
+        f"Sorry, I could not answer that: {reason}. "
+        f"Reference: `{reference_id}` (an admin can look it up in the log export)."
+    )
+
+
+def thread_name(question: str) -> str:
+    """Name of the thread started on an answer: the question, cut to Discord's 100 characters.
+
+    Args:
+        question: the question as asked.
+
+    Returns:
+        A non-empty thread name.
+    """
+    return truncate(" ".join(question.split()), THREAD_NAME_LIMIT) or "ragbot answer"

@@ -1,0 +1,68 @@
+"""The "with keys" mode wired by build_runtime: Cohere embed + rerank and Gemini, faked on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from bots.runtime import build_runtime
+from core.ingest.sitemap import ingest_source
+from core.models import ResponseStatus
+from core.settings import Settings
+from tests.core.answer.test_gemini import FakeGemini, serving, text_reply
+from tests.support.fake_cohere import API_KEY, FakeCohere
+
+DOCS = {
+    "install.md": "# Install\n\n## Quick start\n\nInstall ragbot with make demo. The demo creates a virtual "
+                  "environment and ingests the user guide.\n",
+    "slack.md": "# Slack\n\n## Tokens\n\nPut the bot token in SLACK_BOT_TOKEN and the signing secret in "
+                "SLACK_SIGNING_SECRET.\n",
+}
+
+
+@pytest.fixture
+async def gemini() -> AsyncIterator[FakeGemini]:
+    async with serving(FakeGemini()) as server:
+        yield server
+
+
+@pytest.fixture
+async def cohere() -> AsyncIterator[FakeCohere]:
+    server = await FakeCohere().start()
+    yield server
+    await server.close()
+
+
+async def test_keys_switch_on_cohere_and_gemini(
+    tmp_path: Path, gemini: FakeGemini, cohere: FakeCohere
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    gemini.script = [text_reply("Install ragbot with make demo [1].")]
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, data_dir=tmp_path / "data",
+        cohere_api_key=SecretStr(API_KEY), cohere_base_url=cohere.url, cohere_output_dimension=256,
+        gemini_api_key=SecretStr("test-key"), gemini_base_url=gemini.url, provider_retries=0,
+    )
+    runtime = await build_runtime(settings)
+    try:
+        await ingest_source(str(docs), store=runtime.store, embedder=runtime.embedder,
+                            collection=settings.collection, progress=False)
+        response = await runtime.pipeline.answer("how do I install ragbot?", thread_id="k1")
+    finally:
+        await runtime.aclose()
+
+    assert response.status is ResponseStatus.ANSWERED, response.response_text
+    assert response.model_used == "gemini-2.5-flash"
+    assert response.ranking_algorithm is not None and "cohere:rerank-v3.5" in response.ranking_algorithm
+    assert response.sources[0].url.endswith("install.md")
+    input_types = {body["input_type"] for body in cohere.bodies("/v2/embed")}
+    assert input_types == {"search_document", "search_query"}
+    assert cohere.bodies("/v2/rerank") and not cohere.violations
+    sent = gemini.requests[0]
+    assert "make demo" in str(sent["contents"]) and sent["tools"]

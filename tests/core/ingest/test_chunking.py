@@ -1,0 +1,188 @@
+"""Chunking: sections, sizes, overlap, whole code blocks, deterministic ids and hashes."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import uuid
+from dataclasses import replace
+
+import pytest
+
+from core.ingest.chunking import (
+    CHUNKER_VERSION,
+    MIN_SECTION_CHARS,
+    chunk_document,
+    chunk_id,
+    embedding_text,
+    merge_small_sections,
+)
+from core.ingest.loaders import LoadedDocument, Section, parse_markdown
+
+WORDS = ["robot", "node", "topic", "sensor", "actuator", "message", "frame", "joint", "planner",
+         "camera", "lidar", "controller", "gazebo", "simulation", "parameter", "service"]
+
+
+def sentence(rng: random.Random, n: int = 12) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def paragraph(rng: random.Random, sentences: int) -> str:
+    return " ".join(sentence(rng) for _ in range(sentences))
+
+
+def code(rng: random.Random, lines: int) -> str:
+    body = "\n".join(f"value_{i} = compute('{rng.choice(WORDS)}')\n" if i % 5 == 0 else f"step({i})"
+                     for i in range(lines))
+    return f"```python\n{body}\n```"
+
+
+def doc(sections: list[Section], *, source: str = "guide/nodes.md", raw: str = "abc") -> LoadedDocument:
+    return LoadedDocument(
+        source_document=source, title="ROS 2", url="https://book.dev/docs/guide/nodes",
+        sections=sections, raw_sha256=raw, tags=["ros2"],
+    )
+
+
+def fences(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.lstrip().startswith(("```", "~~~")))
+
+
+def test_sections_become_paths_and_ids_are_deterministic() -> None:
+    rng = random.Random(1)
+    sections = [
+        Section(["ROS 2", "Nodes"], [paragraph(rng, 3)]),
+        Section(["ROS 2", "Nodes", "Parameters"], [paragraph(rng, 3)]),
+    ]
+    chunks = chunk_document(doc(sections))
+    assert [c.section for c in chunks] == ["ROS 2 > Nodes", "ROS 2 > Nodes > Parameters"]
+    assert chunks[1].headings == ["ROS 2", "Nodes", "Parameters"]
+    assert [c.chunk_index for c in chunks] == [0, 1]
+    assert chunks[0].chunk_id == str(uuid.uuid5(uuid.NAMESPACE_URL, "guide/nodes.md#0")) == chunk_id(
+        "guide/nodes.md", 0
+    )
+    assert all(c.tags == ["ros2"] and c.url.endswith("/guide/nodes") for c in chunks)
+    again = chunk_document(doc(sections))
+    assert [c.model_dump() for c in again] == [c.model_dump() for c in chunks]
+
+
+def test_content_hash_follows_bytes_version_and_settings() -> None:
+    base = doc([Section(["A"], ["x" * 300])])
+    first = chunk_document(base)[0].content_hash
+    assert chunk_document(base)[0].content_hash == first
+    assert chunk_document(replace(base, raw_sha256="other"))[0].content_hash != first
+    assert chunk_document(replace(base, url="https://elsewhere.dev/x"))[0].content_hash != first
+    assert chunk_document(base, target_chars=1000)[0].content_hash != first
+    assert CHUNKER_VERSION
+
+
+def test_long_sections_pack_near_target_with_overlap() -> None:
+    rng = random.Random(2)
+    blocks = [paragraph(rng, rng.randint(2, 6)) for _ in range(20)]
+    chunks = chunk_document(
+        doc([Section(["Big"], blocks)]), target_chars=800, max_chars=1200, overlap_chars=120
+    )
+    assert len(chunks) > 3
+    assert all(len(c.content) <= 1200 for c in chunks)
+    assert all(len(c.content) >= 300 for c in chunks[:-1])
+    for previous, current in itertools.pairwise(chunks):
+        # The next chunk starts with the previous chunk's last words.
+        head = current.content.split("\n\n")[0].split(". ")[0][:40]
+        assert head in previous.content, (head, previous.content[-200:])
+
+
+def test_overlap_stays_within_the_section() -> None:
+    rng = random.Random(3)
+    sections = [Section(["A"], [paragraph(rng, 8)]), Section(["B"], [paragraph(rng, 8)])]
+    a, b = chunk_document(doc(sections), overlap_chars=100)
+    assert a.section == "A" and b.section == "B"
+    assert b.content == sections[1].blocks[0]
+
+
+def test_long_paragraph_splits_at_sentences() -> None:
+    rng = random.Random(4)
+    text = paragraph(rng, 40)
+    chunks = chunk_document(doc([Section(["S"], [text])]), target_chars=500, max_chars=700, overlap_chars=0)
+    assert len(chunks) > 2
+    assert all(c.content.endswith(".") for c in chunks)
+    assert " ".join(c.content for c in chunks) == text
+
+
+def test_code_blocks_are_never_split() -> None:
+    rng = random.Random(5)
+    big = code(rng, 200)
+    assert len(big) > 2000
+    blocks = [paragraph(rng, 4), code(rng, 10), paragraph(rng, 5), big, paragraph(rng, 6), code(rng, 30)]
+    chunks = chunk_document(doc([Section(["Code"], blocks)]))
+    for c in chunks:
+        assert fences(c.content) % 2 == 0, c.content
+    assert any(big in c.content for c in chunks)  # the big block survives whole
+    for c in chunks:
+        if len(c.content) > 2000:
+            assert big in c.content and len(c.content) - len(big) < MIN_SECTION_CHARS
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_property_every_chunk_has_balanced_fences_and_bounded_size(seed: int) -> None:
+    rng = random.Random(seed)
+    parts = []
+    for _ in range(rng.randint(5, 25)):
+        kind = rng.random()
+        if kind < 0.15:
+            parts.append(f"{'#' * rng.randint(1, 4)} {sentence(rng, 3)}")
+        elif kind < 0.4:
+            parts.append(code(rng, rng.choice([2, 8, 40, 150])))
+        elif kind < 0.5:
+            parts.append("\n".join(f"- {sentence(rng, 6)}" for _ in range(rng.randint(2, 30))))
+        else:
+            parts.append(paragraph(rng, rng.randint(1, 15)))
+    _, sections = parse_markdown("\n\n".join(parts))
+    target, maximum = rng.choice([(400, 600), (1200, 2000)])
+    chunks = chunk_document(doc(sections), target_chars=target, max_chars=maximum, overlap_chars=80)
+    assert [c.chunk_index for c in chunks] == list(range(len(chunks)))
+    for c in chunks:
+        assert fences(c.content) % 2 == 0, c.content
+        assert c.content.count("```") % 2 == 0
+        if len(c.content) > maximum:
+            # Only a single whole code block (with at most a short lead-in) may exceed max.
+            assert fences(c.content) == 2, c.content[:300]
+
+
+def test_tiny_sections_merge_with_the_next_sibling() -> None:
+    rng = random.Random(6)
+    sections = [
+        Section(["Guide", "Setup"], ["Install it."]),
+        Section(["Guide", "Usage"], [paragraph(rng, 4)]),
+        Section(["Guide", "Usage", "Flags"], [paragraph(rng, 20)]),
+        Section(["Guide", "End"], ["Bye."]),
+    ]
+    chunks = chunk_document(doc(sections), target_chars=600, max_chars=900)
+    assert chunks[0].section == "Guide"  # the two siblings share a chunk under their common parent
+    assert chunks[0].content.startswith("Setup\n\nInstall it.\n\nUsage\n\n")
+    assert all(len(c.content) >= MIN_SECTION_CHARS for c in chunks)
+    assert "Bye." in chunks[-1].content and "End" in chunks[-1].content  # the last tiny one joins backwards
+    merged = merge_small_sections(sections, min_chars=200, max_chars=900)
+    assert merged[0].headings == ["Guide"]
+
+
+def test_empty_document_has_no_chunks_and_bad_sizes_are_refused() -> None:
+    assert chunk_document(doc([])) == []
+    assert chunk_document(doc([Section(["A"], ["   "])])) == []
+    with pytest.raises(ValueError, match="max_chars"):
+        chunk_document(doc([]), target_chars=500, max_chars=100)
+    with pytest.raises(ValueError, match="overlap_chars"):
+        chunk_document(doc([]), target_chars=100, max_chars=200, overlap_chars=100)
+
+
+def test_embedding_text_puts_title_and_section_first() -> None:
+    chunks = chunk_document(doc([Section(["Nodes"], ["x" * 250]), Section(["ROS 2", "Topics"], ["y" * 250])]))
+    assert embedding_text(chunks[0], title_repeat=1).startswith("ROS 2 > Nodes\n\nxxx")
+    assert embedding_text(chunks[1], title_repeat=1).startswith("ROS 2 > Topics\n\nyyy")  # H1 = title
+    assert embedding_text(chunks[0]).startswith("ROS 2 > Nodes\nROS 2 > Nodes\n\nxxx")  # title weighting
+    assert chunks[0].content == "x" * 250
+
+
+def test_changing_title_weighting_changes_the_hash() -> None:
+    one = chunk_document(doc([Section(["Nodes"], ["x" * 250])]), title_repeat=1)
+    two = chunk_document(doc([Section(["Nodes"], ["x" * 250])]), title_repeat=2)
+    assert one[0].content_hash != two[0].content_hash

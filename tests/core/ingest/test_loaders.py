@@ -1,0 +1,270 @@
+"""Loaders: front matter, MDX/MkDocs stripping, HTML extraction, URL mapping, bad files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.errors import IngestSourceError
+from core.ingest.loaders import (
+    clean_prose,
+    docusaurus_url,
+    html_document,
+    is_supported,
+    load_file,
+    parse_front_matter,
+    parse_html,
+    parse_markdown,
+    prettify_stem,
+)
+
+MDX_PAGE = """---
+title: "Nodes and Topics"  # shown in the browser tab
+sidebar_label: Nodes
+tags: [ros2, "pub sub"]
+slug: /concepts/nodes
+---
+import Tabs from '@theme/Tabs';
+import TabItem from '@theme/TabItem';
+import {Alpha,
+  Beta} from "./components";
+export const meta = {
+  level: 1,
+};
+
+# ROS 2 { #ros-2 }
+
+Nodes are <b>processes</b> that use `<Tabs>` in prose. <!-- an editor's note -->
+{/* an MDX comment */}
+
+## Nodes
+
+<Tabs>
+<TabItem value="py" label="Python">
+
+```python
+import rclpy
+<NotATag />
+```
+
+</TabItem>
+</Tabs>
+
+:::tip[Remember]
+Every node has a unique name.
+:::
+
+:::caution Careful
+Names collide.
+:::
+
+/// note | Technical Details
+DDS does discovery.
+///
+
+<details>
+<summary>Show answer</summary>
+The answer is forty-two.
+</details>
+
+<PersonalizeButton
+  chapterPath="/x"
+  onPersonalize={(content) => {
+    console.log("a > b", content);
+  }}
+/>
+
+### Parameters ###
+
+See <https://docs.ros.org/params> for more.
+"""
+
+
+def test_front_matter_scalars_inline_and_block_lists() -> None:
+    text = "---\ntitle: 'A: B'\ntags:\n  - one\n  - label: two\ndraft: true # no\n---\nbody\n"
+    data, body = parse_front_matter(text)
+    assert data == {"title": "A: B", "tags": ["one", "two"], "draft": "true"}
+    assert body == "body\n"
+
+
+def test_front_matter_absent_or_unclosed_leaves_text_alone() -> None:
+    assert parse_front_matter("# Title\n") == ({}, "# Title\n")
+    assert parse_front_matter("---\ntitle: x\nno end\n")[0] == {}
+
+
+def test_mdx_is_stripped_but_text_kept(tmp_path: Path) -> None:
+    page = tmp_path / "concepts" / "nodes.mdx"
+    page.parent.mkdir()
+    page.write_text(MDX_PAGE, encoding="utf-8")
+    doc = load_file(page, root=tmp_path, base_url="https://book.dev/docs/")
+
+    assert doc.source_document == "concepts/nodes.mdx"
+    assert doc.title == "Nodes and Topics"
+    assert doc.tags == ["ros2", "pub sub"]
+    assert doc.front_matter["sidebar_label"] == "Nodes"
+    assert doc.url == "https://book.dev/docs/concepts/nodes"  # slug wins over the path
+    text = "\n".join(b for s in doc.sections for b in s.blocks)
+    for gone in ("import Tabs", "import {Alpha", "export const", "level: 1", "<b>", "editor's note",
+                 "MDX comment", ":::", "///", "<details>", "<summary>", "PersonalizeButton", "console.log"):
+        assert gone not in text, gone
+    for kept in ("Nodes are processes", "`<Tabs>`", "Remember", "Every node has a unique name.",
+                 "Careful", "Technical Details", "DDS does discovery.", "Show answer",
+                 "The answer is forty-two.", "Python", "https://docs.ros.org/params"):
+        assert kept in text, kept
+    # Code blocks are untouched: the import and the JSX-looking line stay.
+    assert "```python\nimport rclpy\n<NotATag />\n```" in text
+    assert [s.headings for s in doc.sections] == [
+        ["ROS 2"], ["ROS 2", "Nodes"], ["ROS 2", "Nodes", "Parameters"],
+    ]
+
+
+def test_title_falls_back_to_h1_then_file_name(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("Intro line.\n\n# The H1\n\ntext\n", encoding="utf-8")
+    (tmp_path / "ros2-lab_exercises.md").write_text("no heading here\n", encoding="utf-8")
+    assert load_file(tmp_path / "a.md", root=tmp_path).title == "The H1"
+    assert load_file(tmp_path / "ros2-lab_exercises.md", root=tmp_path).title == "Ros2 Lab Exercises"
+    assert prettify_stem("module-1/index.md") == "Module 1"
+
+
+def test_mkdocs_anchor_and_setext_headings() -> None:
+    h1, sections = parse_markdown("Title\n=====\n\nintro\n\nPart { #part }\n----\n\nbody\n")
+    assert h1 == "Title"
+    assert [(s.headings, s.blocks) for s in sections] == [
+        (["Title"], ["intro"]), (["Title", "Part"], ["body"]),
+    ]
+
+
+def test_fences_inside_lists_and_unclosed_fences_are_whole_blocks() -> None:
+    text = "1. Run it:\n   ```bash\n   ros2 run\n\n   echo done\n   ```\n2. Next\n\n~~~\nopen <b>\n"
+    _, sections = parse_markdown(text)
+    blocks = sections[0].blocks
+    assert "```bash\nros2 run\n\necho done\n```" in blocks  # blank line inside code does not split it
+    assert blocks[-1] == "~~~\nopen <b>\n~~~"  # an unclosed fence is closed, its text kept raw
+
+
+def test_clean_prose_leaves_comparisons_and_plain_text() -> None:
+    assert clean_prose("if a < b and c > d") == "if a < b and c > d"
+    assert clean_prose("x <br/> y") == "x   y"
+
+
+HTML_PAGE = """<!doctype html><html><head><title>Nodes | Robotics Book</title>
+<style>.x{}</style><script>var secret = 1;</script></head>
+<body><nav class="navbar">Navbar link</nav><header>Site header</header>
+<main><div class="row"><aside>Sidebar link</aside><div class="col">
+<article><nav class="breadcrumbs">Home</nav>
+<div class="markdown"><header><h1>ROS 2 Nodes<a class="hash-link" href="#">\u200b</a></h1></header>
+<p>A <strong>node</strong> is a&nbsp;process using <code>rclpy</code>.</p>
+<h2 id="p">Parameters<a href="#p" class="hash-link">#</a></h2>
+<ul><li>first</li><li>second<ul><li>nested</li></ul></li></ul>
+<pre class="prism-code language-python"><code
+><span>import rclpy</span><br><span>    rclpy.init()</span><br></code></pre>
+<button>Copy</button>
+<h3>Types</h3><table><tr><th>Name</th><th>Type</th></tr><tr><td>a</td><td>int</td></tr></table>
+<h4>Deep</h4><p>deep text</p>
+</div><footer>Edit this page</footer></article></div></div></main>
+<footer>Copyright</footer></body></html>"""
+
+
+def test_html_main_content_and_heading_hierarchy() -> None:
+    title, sections = parse_html(HTML_PAGE)
+    assert title == "ROS 2 Nodes"
+    flat = "\n".join(b for s in sections for b in s.blocks)
+    for gone in ("Navbar", "Site header", "Sidebar", "Home", "secret", "Copy", "Edit this page", "Copyright"):
+        assert gone not in flat, gone
+    assert [s.headings for s in sections] == [
+        ["ROS 2 Nodes"],
+        ["ROS 2 Nodes", "Parameters"],
+        ["ROS 2 Nodes", "Parameters", "Types"],
+        ["ROS 2 Nodes", "Parameters", "Types", "Deep"],
+    ]
+    assert sections[0].blocks == ["A node is a process using `rclpy`."]
+    assert sections[1].blocks == [
+        "- first\n- second\n  - nested", "```python\nimport rclpy\n    rclpy.init()\n```",
+    ]
+    assert sections[2].blocks == ["Name | Type\na | int"]
+
+
+def test_html_without_main_uses_body_and_title_tag(tmp_path: Path) -> None:
+    page = tmp_path / "guide" / "index.html"
+    page.parent.mkdir()
+    page.write_text(
+        "<html><head><title>Guide | Site</title></head><body><header>Top</header>"
+        "<p>Body text.</p><footer>Bottom</footer></body></html>",
+        encoding="utf-8",
+    )
+    doc = load_file(page, root=tmp_path, base_url="https://site.dev")
+    assert doc.title == "Guide"
+    assert doc.url == "https://site.dev/guide"
+    assert [s.blocks for s in doc.sections] == [["Body text."]]
+
+
+def test_html_document_hash_ignores_markup_noise() -> None:
+    a = html_document("<main><p>Same text</p><script src='a.1.js'></script></main>",
+                      source_document="https://x.dev/p", url="https://x.dev/p")
+    b = html_document("<main><p>Same   text</p><script src='a.2.js'></script></main>",
+                      source_document="https://x.dev/p", url="https://x.dev/p")
+    assert a.raw_sha256 == b.raw_sha256
+    assert a.title == "P"
+
+
+@pytest.mark.parametrize(
+    ("relative", "slug", "doc_id", "expected"),
+    [
+        ("module-1/intro.md", None, None, "https://book.dev/docs/module-1/intro"),
+        ("module-1/index.md", None, None, "https://book.dev/docs/module-1"),
+        ("module-1/README.mdx", None, None, "https://book.dev/docs/module-1"),
+        ("index.md", None, None, "https://book.dev/docs"),
+        ("module-1/intro.md", "/start", None, "https://book.dev/docs/start"),
+        ("module-1/intro.md", "welcome", None, "https://book.dev/docs/module-1/welcome"),
+        ("module-1/intro.md", None, "first", "https://book.dev/docs/module-1/first"),
+        ("a b/c.md", None, None, "https://book.dev/docs/a%20b/c"),
+    ],
+)
+def test_docusaurus_urls(relative: str, slug: str | None, doc_id: str | None, expected: str) -> None:
+    assert docusaurus_url(relative, base_url="https://book.dev/docs/", slug=slug, doc_id=doc_id) == expected
+
+
+def test_without_base_url_links_are_file_uris(tmp_path: Path) -> None:
+    page = tmp_path / "my notes.txt"
+    page.write_text("First paragraph.\n\nSecond paragraph.\n", encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert doc.url == page.resolve().as_uri()
+    assert doc.url.startswith("file://") and " " not in doc.url
+    assert doc.title == "My Notes"
+    assert doc.sections[0].blocks == ["First paragraph.", "Second paragraph."]
+
+
+def test_bad_files_raise_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "bad.md").write_bytes(b"# Title\n\xff\xfe broken")
+    (tmp_path / "bin.txt").write_bytes(b"\x89PNG\x00\x00\x00")
+    (tmp_path / "_category_.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(IngestSourceError, match=r"bad\.md.*not valid UTF-8"):
+        load_file(tmp_path / "bad.md", root=tmp_path)
+    with pytest.raises(IngestSourceError, match=r"bin\.txt.*binary"):
+        load_file(tmp_path / "bin.txt", root=tmp_path)
+    assert not is_supported(tmp_path / "_category_.json")
+    with pytest.raises(IngestSourceError, match=r"unsupported file type '\.json'"):
+        load_file(tmp_path / "_category_.json", root=tmp_path)
+
+
+def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
+    (tmp_path / "w.md").write_bytes("\ufeff---\r\ntitle: Win\r\n---\r\n# H\r\n\r\ntext\r\n".encode())
+    doc = load_file(tmp_path / "w.md", root=tmp_path)
+    assert doc.title == "Win"
+    assert doc.sections[0].blocks == ["text"]
+
+
+@pytest.mark.parametrize(
+    ("path", "url"),
+    [
+        ("01-module-ros/02-nodes.md", "https://book.dev/docs/module-ros/nodes"),
+        ("01-module-ros/index.md", "https://book.dev/docs/module-ros"),
+        ("2024-01-31-release.md", "https://book.dev/docs/2024-01-31-release"),
+        ("module-1/intro.md", "https://book.dev/docs/module-1/intro"),
+    ],
+)
+def test_docusaurus_number_prefixes_are_dropped(path: str, url: str) -> None:
+    from core.ingest.loaders import docusaurus_url
+
+    assert docusaurus_url(path, base_url="https://book.dev/docs/") == url

@@ -1,0 +1,175 @@
+"""Ranking as pure functions: normalisation, convex fusion, calibrated relevance, selection, threshold."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from core.protocols import Hit, HybridHits
+from core.retrieval.ranking import (
+    COS_CEIL,
+    COS_FLOOR,
+    Fused,
+    algorithm_name,
+    best_threshold,
+    coverage,
+    fuse,
+    normalise,
+    relevance,
+    select,
+    semantic_score,
+)
+
+
+def hits(*pairs: tuple[str, float]) -> list[Hit]:
+    return [Hit(cid, score, {"chunk_id": cid}) for cid, score in pairs]
+
+
+# ------------------------------------------------------------------ normalisation
+
+
+def test_minmax_maps_onto_unit_interval_and_missing_gets_zero() -> None:
+    scores, floor = normalise(hits(("a", 10.0), ("b", 5.0), ("c", 0.0)))
+    assert scores == {"a": 1.0, "b": 0.5, "c": 0.0}
+    assert floor == 0.0
+
+
+def test_minmax_of_equal_scores_is_all_ones() -> None:
+    scores, _ = normalise(hits(("a", 3.0), ("b", 3.0)))
+    assert scores == {"a": 1.0, "b": 1.0}
+
+
+def test_zscore_centres_and_floor_is_the_lowest() -> None:
+    scores, floor = normalise(hits(("a", 3.0), ("b", 1.0)), "zscore")
+    assert scores == pytest.approx({"a": 1.0, "b": -1.0})
+    assert floor == pytest.approx(-1.0)
+
+
+def test_normalise_empty() -> None:
+    assert normalise([]) == ({}, 0.0)
+
+
+# ------------------------------------------------------------------ fusion
+
+
+def test_convex_fusion_weights_and_order() -> None:
+    both = HybridHits(dense=hits(("a", 0.9), ("b", 0.5), ("c", 0.1)),
+                      sparse=hits(("b", 12.0), ("c", 6.0), ("d", 0.0)))
+    fused = fuse(both, dense_weight=0.3)
+    by_id = {f.chunk_id: f for f in fused}
+    assert by_id["a"].fused == pytest.approx(0.3 * 1.0)
+    assert by_id["b"].fused == pytest.approx(0.3 * 0.5 + 0.7 * 1.0)
+    assert by_id["c"].fused == pytest.approx(0.0 + 0.7 * 0.5)
+    assert by_id["d"].fused == pytest.approx(0.0)
+    assert [f.chunk_id for f in fused] == ["b", "c", "a", "d"]
+    assert by_id["a"].sparse is None and by_id["a"].dense == 0.9
+    assert by_id["d"].dense is None and by_id["d"].sparse == 0.0
+
+
+def test_dense_only_uses_dense_weight_one() -> None:
+    fused = fuse(HybridHits(dense=hits(("a", 0.2), ("b", 0.8)), sparse=[]), dense_weight=0.3)
+    assert [(f.chunk_id, f.fused) for f in fused] == [("b", 1.0), ("a", 0.0)]
+
+
+def test_weight_extremes_reproduce_each_retriever() -> None:
+    both = HybridHits(dense=hits(("a", 0.9), ("b", 0.1)), sparse=hits(("b", 9.0), ("a", 1.0)))
+    assert [f.chunk_id for f in fuse(both, dense_weight=1.0)] == ["a", "b"]
+    assert [f.chunk_id for f in fuse(both, dense_weight=0.0)] == ["b", "a"]
+
+
+def test_ties_break_by_chunk_id() -> None:
+    both = HybridHits(dense=hits(("z", 1.0), ("y", 1.0)), sparse=[])
+    assert [f.chunk_id for f in fuse(both, dense_weight=0.5)] == ["y", "z"]
+
+
+def test_algorithm_names_are_honest() -> None:
+    assert algorithm_name(0.35) == "convex(bm25=0.65,dense=0.35)"
+    assert algorithm_name(1.0) == "convex(bm25=0,dense=1)"
+    assert algorithm_name(0.3, "zscore") == "convex-z(bm25=0.7,dense=0.3)"
+
+
+# ------------------------------------------------------------------ relevance
+
+
+def test_coverage_share() -> None:
+    assert coverage(frozenset({1, 2, 3, 4}), frozenset({1, 2, 9})) == 0.5
+    assert coverage(frozenset(), frozenset({1})) == 0.0
+    assert coverage(frozenset({1}), frozenset()) == 0.0
+
+
+def test_semantic_score_is_clipped_linear() -> None:
+    assert semantic_score(None) == 0.0
+    assert semantic_score(COS_FLOOR - 0.1) == 0.0
+    assert semantic_score(COS_CEIL + 0.1) == 1.0
+    assert semantic_score((COS_FLOOR + COS_CEIL) / 2) == pytest.approx(0.5)
+    assert semantic_score(math.nan) == 0.0
+
+
+@pytest.mark.parametrize("cosine", [None, -1.0, 0.0, 0.2, 0.3, 0.5, 0.7, 1.0])
+@pytest.mark.parametrize("cov", [0.0, 0.25, 0.5, 1.0])
+def test_relevance_is_bounded(cosine: float | None, cov: float) -> None:
+    assert 0.0 <= relevance(cosine=cosine, term_coverage=cov) <= 1.0
+
+
+def test_relevance_is_monotonic_in_both_arguments() -> None:
+    cosines = [i / 20 for i in range(-4, 21)]
+    covs = [i / 10 for i in range(11)]
+    for c1, c2 in itertools.pairwise(cosines):
+        for cov in covs:
+            assert relevance(cosine=c1, term_coverage=cov) <= relevance(cosine=c2, term_coverage=cov)
+    for v1, v2 in itertools.pairwise(covs):
+        for cos in cosines:
+            assert relevance(cosine=cos, term_coverage=v1) <= relevance(cosine=cos, term_coverage=v2)
+
+
+def test_relevance_meaning_at_the_corners() -> None:
+    assert relevance(cosine=COS_CEIL, term_coverage=1.0) == 1.0
+    assert relevance(cosine=None, term_coverage=1.0) == 0.5  # every term, no semantic agreement
+    assert relevance(cosine=1.0, term_coverage=0.0) == 0.0  # no term of the question at all
+    assert relevance(cosine=None, term_coverage=0.5) == 0.25
+    assert relevance(cosine=0.9, term_coverage=math.nan) == 0.0
+
+
+def test_default_threshold_reading() -> None:
+    # Half the terms need some semantic agreement to pass 0.3; 60 % of them always pass.
+    assert relevance(cosine=0.2, term_coverage=0.5) < 0.3
+    assert relevance(cosine=0.4, term_coverage=0.5) >= 0.3
+    assert relevance(cosine=None, term_coverage=0.6) >= 0.3
+
+
+# ------------------------------------------------------------------ selection
+
+
+def fused(*ids: str) -> list[Fused]:
+    return [Fused(cid, 1.0 - i / 10, None, None, {}) for i, cid in enumerate(ids)]
+
+
+def test_select_keeps_fused_order_threshold_and_top_k() -> None:
+    rels = {"a": 0.9, "b": 0.1, "c": 0.5, "d": 0.7}
+    kept = select(fused("a", "b", "c", "d"), rels, top_k=2, threshold=0.3)
+    assert [(f.chunk_id, r) for f, r in kept] == [("a", 0.9), ("c", 0.5)]
+
+
+def test_select_threshold_is_inclusive_and_missing_relevance_is_zero() -> None:
+    kept = select(fused("a", "b"), {"a": 0.3}, top_k=5, threshold=0.3)
+    assert [f.chunk_id for f, _ in kept] == ["a"]
+    assert [f.chunk_id for f, _ in select(fused("a", "b"), {}, top_k=5, threshold=0.0)] == ["a", "b"]
+
+
+def test_best_threshold_separates_and_prefers_the_widest_margin() -> None:
+    threshold, accuracy = best_threshold([0.6, 0.7, 0.9], [0.1, 0.2])
+    assert accuracy == 1.0
+    assert threshold == pytest.approx(0.4)
+
+
+def test_best_threshold_with_overlap() -> None:
+    threshold, accuracy = best_threshold([0.5, 0.8], [0.1, 0.6])
+    assert accuracy == pytest.approx(0.75)
+    assert 0.1 < threshold <= 0.8
+
+
+def test_best_threshold_needs_both_groups() -> None:
+    with pytest.raises(ValueError):
+        best_threshold([], [0.1])
