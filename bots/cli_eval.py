@@ -1,7 +1,10 @@
-"""``ragbot eval retrieval``: score the bot's retrieval on a BEIR dataset, optionally against bm25s.
+"""``ragbot eval retrieval`` and ``ragbot eval answers``: measure retrieval and answers.
 
-Registered by ``bots/cli.py`` through ``register(subparsers)``. Bad input (a
-missing dataset folder or split) raises ``InputError``, which the CLI turns
+``eval retrieval`` scores the bot's retrieval on a BEIR dataset, optionally against
+bm25s. ``eval answers`` ingests a docs folder into a temporary data dir and runs a
+cases file (the ``../shared/data/devsets`` format) through the same pipeline as
+``ragbot ask``. Registered by ``bots/cli.py`` through ``register(subparsers)``. Bad
+input (a missing folder, a bad cases file) raises ``InputError``, which the CLI turns
 into one line on stderr and exit code 2.
 """
 
@@ -10,10 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    from core.eval.answers import CaseResult, CaseSet
+    from core.models import AgentResponse, IngestSummary
 
 
 def register(subparsers: Any) -> None:
@@ -22,7 +30,7 @@ def register(subparsers: Any) -> None:
     Args:
         subparsers: the object returned by the main parser's ``add_subparsers``.
     """
-    evaluation = subparsers.add_parser("eval", help="measure retrieval quality").add_subparsers(
+    evaluation = subparsers.add_parser("eval", help="measure retrieval and answer quality").add_subparsers(
         dest="eval_command", required=True,
         # The main parser's class: its errors are one line with exit code 2.
         parser_class=getattr(subparsers, "_parser_class", argparse.ArgumentParser),
@@ -44,6 +52,25 @@ def register(subparsers: Any) -> None:
     p.add_argument("--candidates", type=int, help="override RAGBOT_CANDIDATES for this run")
     p.add_argument("--title-repeat", type=int, help="override RAGBOT_TITLE_REPEAT (builds another index)")
     p.set_defaults(func=cmd_eval_retrieval)
+    _register_answers(evaluation)
+
+
+def _register_answers(evaluation: Any) -> None:
+    """Add ``eval answers`` to the ``eval`` sub-commands."""
+    p = evaluation.add_parser(
+        "answers", help="answered / declined rates, expected file and fact, citation hygiene",
+        description="Ingest DIR into a temporary data dir and run every case of a cases file "
+                    "(../shared/data/devsets format) through the same pipeline as `ragbot ask`.",
+    )
+    p.add_argument("--cases", type=Path, required=True, help="cases file (devsets JSON format)")
+    p.add_argument("--docs", type=Path, required=True,
+                   help="the docs folder the cases' expected_files are relative to")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    p.add_argument("--save", type=Path, help="also write the JSON report to this file")
+    p.add_argument("--compare", type=Path, help="a report saved with --save: print before/after/delta")
+    p.add_argument("--show-failures", type=int, default=10, metavar="N",
+                   help="failing cases to print (default: 10)")
+    p.set_defaults(func=cmd_eval_answers)
 
 
 async def cmd_eval_retrieval(args: argparse.Namespace, settings: Settings) -> int:
@@ -81,4 +108,86 @@ async def cmd_eval_retrieval(args: argparse.Namespace, settings: Settings) -> in
         built = ("reused cached index" if report.index_seconds is None
                  else f"indexed in {report.index_seconds:.1f} s")
         print(f"{report.table()}\n\n({built})")
+    return 0
+
+
+def _answers_input(args: argparse.Namespace) -> tuple[CaseSet, dict[str, float | None] | None]:
+    """Validate the cases file, docs folder and saved report before anything runs."""
+    from core.errors import InputError
+    from core.eval.answer_report import load_saved
+    from core.eval.answers import load_cases, missing_files
+
+    if args.show_failures < 0:
+        raise InputError(f"--show-failures must be 0 or more, got {args.show_failures}")
+    cases = load_cases(args.cases)
+    if not args.docs.is_dir():
+        raise InputError(f"docs folder {str(args.docs)!r} does not exist")
+    missing = missing_files(cases, args.docs)
+    if missing:
+        case_id, name = missing[0]
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InputError(f"case {case_id!r}: expected file {name!r} is not under {str(args.docs)!r}{more}")
+    before = load_saved(args.compare) if args.compare is not None else None
+    return cases, before
+
+
+async def _run_answers(
+    args: argparse.Namespace, settings: Settings, cases: CaseSet
+) -> tuple[IngestSummary, list[CaseResult]]:
+    """Ingest the docs into a temporary data dir and run every case; (ingest summary, results)."""
+    from bots.runtime import build_runtime, ingest
+    from core.errors import InputError
+    from core.eval.answer_runner import run_cases
+
+    def progress(number: int, total: int, result: CaseResult) -> None:
+        if not args.json and (number % 10 == 0 or number == total):
+            print(f"  {number}/{total} cases", file=sys.stderr, flush=True)
+
+    docs = args.docs.resolve()
+    with tempfile.TemporaryDirectory(prefix="ragbot-eval-answers-") as tmp:
+        # Always the embedded engine in the temporary folder: never a shared Qdrant server.
+        local = settings.model_copy(update={"data_dir": Path(tmp), "qdrant_url": None})
+        runtime = await build_runtime(local)
+        try:
+            summary = await ingest(runtime, str(docs), progress=False)
+            if not summary.files or summary.files == len(summary.files_failed):
+                raise InputError(f"nothing could be ingested from {str(args.docs)!r}")
+            if not args.json:
+                print(f"  {summary.line()}", file=sys.stderr, flush=True)
+
+            async def ask(question: str, thread_id: str) -> AgentResponse:
+                return await runtime.pipeline.answer(question, thread_id=thread_id)
+
+            results = await run_cases(cases.cases, ask, docs_root=docs, progress=progress)
+        finally:
+            await runtime.aclose()
+    return summary, results
+
+
+async def cmd_eval_answers(args: argparse.Namespace, settings: Settings) -> int:
+    """``ragbot eval answers --cases FILE --docs DIR``: print the figures (or JSON); 0 on success."""
+    from core.eval.answer_report import compare_table, failures_text, figures_table, report_json
+    from core.eval.answers import latency_p50, score
+
+    cases, before = _answers_input(args)
+    summary, results = await _run_answers(args, settings, cases)
+    report = report_json(
+        results, cases_file=str(args.cases), docs=str(args.docs), corpus=cases.corpus,
+        ingest={"files": summary.files, "chunks": summary.chunks_added + summary.chunks_updated
+                + summary.chunks_skipped, "seconds": round(summary.seconds, 2)},
+    )
+    if args.save is not None:
+        try:
+            args.save.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        except OSError as exc:
+            from core.errors import InputError
+
+            raise InputError(f"cannot write {str(args.save)!r}: {exc.strerror or exc}") from None
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(figures_table(score(results), latency_p50(results)))
+    if before is not None:
+        print(f"\ncompared with {args.compare}:\n{compare_table(before, report['figures'])}")
+    print(f"\n{failures_text(results, args.show_failures)}")
     return 0
