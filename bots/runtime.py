@@ -1,10 +1,18 @@
-"""Wiring: build the real core from Settings (the only place that picks implementations)."""
+"""The composition root: build the real core from Settings.
+
+The only place that picks implementations and imports ``storage``; everything it opens
+is closed through one ``contextlib.AsyncExitStack``, registered the moment it is
+opened, so a wiring step that fails closes what the earlier steps opened.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bots.chat.ratelimit import RateLimiter
 from bots.chat.services import Services
@@ -12,8 +20,12 @@ from core.answer.generators.extractive import ExtractiveGenerator
 from core.answer.pipeline import RagPipeline
 from core.embedders.local import LocalEmbedder
 from core.models import IngestSummary
-from core.protocols import Embedder, Generator, Reranker, VectorStore
+from core.protocols import ActivityLog, Embedder, FeedbackStore, Generator, Reranker, VectorStore
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    from bots.chat.export import ExportBundle, ExportFormat
+    from storage.sqlite import SqliteStore
 
 
 @dataclass(kw_only=True)
@@ -25,10 +37,35 @@ class Runtime:
     store: VectorStore
     embedder: Embedder
     pipeline: RagPipeline
+    database: SqliteStore
+
+    async def prune_events(self, *, before: datetime) -> int:
+        """Forget platform delivery ids seen before ``before``; return how many went."""
+        return await self.database.prune_events(before=before)
 
     async def aclose(self) -> None:
-        """Close the stores (flushes the embedded engine)."""
+        """Close everything the runtime opened (flushes the embedded engine)."""
         await self.services.aclose()
+
+
+class StorageExports:
+    """The adapters' ``ExportSource``: ``storage/export.py`` over the given log and votes."""
+
+    def __init__(self, *, log: ActivityLog, feedback: FeedbackStore) -> None:
+        self.log = log
+        self.feedback = feedback
+
+    def parse_when(self, text: str) -> datetime:
+        """``storage.export.parse_when`` (dates, ISO datetimes, ages like ``7d``)."""
+        from storage.export import parse_when
+
+        return parse_when(text)
+
+    async def bundle(self, *, fmt: ExportFormat, since: datetime | None) -> ExportBundle:
+        """``storage.export.export_bundle`` over this log and these votes."""
+        from storage.export import export_bundle
+
+        return await export_bundle(self.log, self.feedback, fmt=fmt, since=since)
 
 
 def open_store(settings: Settings) -> VectorStore:
@@ -42,33 +79,39 @@ def open_store(settings: Settings) -> VectorStore:
     return EdgeVectorStore(root=settings.store_dir)
 
 
-def build_embedder(settings: Settings, local: LocalEmbedder) -> Embedder:
+def build_embedder(settings: Settings, local: LocalEmbedder, stack: contextlib.AsyncExitStack) -> Embedder:
     """Cohere embeddings when COHERE_API_KEY is set (keeping local BM25 for hybrid), else local."""
     if settings.cohere_api_key is None:
         return local
     from core.providers.cohere import CohereEmbedder
 
-    return CohereEmbedder.from_settings(
+    embedder = CohereEmbedder.from_settings(
         settings, sparse_query=local.sparse_query, sparse_document=local.sparse_document
     )
+    stack.push_async_callback(embedder.aclose)  # an HTTP connection pool
+    return embedder
 
 
-def build_reranker(settings: Settings) -> Reranker | None:
+def build_reranker(settings: Settings, stack: contextlib.AsyncExitStack) -> Reranker | None:
     """Cohere rerank when COHERE_API_KEY is set."""
     if settings.cohere_api_key is None:
         return None
     from core.providers.cohere import CohereReranker
 
-    return CohereReranker.from_settings(settings)
+    reranker = CohereReranker.from_settings(settings)
+    stack.push_async_callback(reranker.aclose)
+    return reranker
 
 
-def build_generator(settings: Settings, fallback: Generator) -> Generator:
+def build_generator(settings: Settings, fallback: Generator, stack: contextlib.AsyncExitStack) -> Generator:
     """Gemini when GEMINI_API_KEY/GOOGLE_API_KEY is set, else the extractive answerer."""
     if settings.gemini_api_key is None:
         return fallback
     from core.answer.generators.gemini import GeminiGenerator
 
-    return GeminiGenerator.from_settings(settings)
+    generator = GeminiGenerator.from_settings(settings)
+    stack.push_async_callback(generator.aclose)
+    return generator
 
 
 async def build_runtime(settings: Settings, *, recover: bool = True, **overrides: Any) -> Runtime:
@@ -79,46 +122,59 @@ async def build_runtime(settings: Settings, *, recover: bool = True, **overrides
         recover: mark queries left PROCESSING as FAILED. Only the process that owns the data
             folder may do this: the CLI builds a runtime only when no ``ragbot serve`` answers
             on the control socket, and ``serve`` refuses to start beside another one.
-        overrides: replace a built part (``store=``, ``generator=``), for tests.
+        overrides: replace a built part (``store=``, ``embedder=``, ``generator=``), for tests;
+            the runtime closes them too.
     """
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    stack = contextlib.AsyncExitStack()
+    try:
+        return await _wire(settings, stack, recover=recover, overrides=overrides)
+    except BaseException:
+        await stack.aclose()
+        raise
+
+
+async def _wire(
+    settings: Settings, stack: contextlib.AsyncExitStack, *, recover: bool, overrides: dict[str, Any]
+) -> Runtime:
     from storage.sqlite import SqliteStore
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
     db = await SqliteStore.open(settings.sqlite_path)
-    store: VectorStore | None = None
-    try:
-        if recover:
-            await db.fail_interrupted()
-        local = LocalEmbedder()
-        store = overrides.get("store") or open_store(settings)
-        embedder: Embedder = overrides.get("embedder") or build_embedder(settings, local)
-        extractive = ExtractiveGenerator(max_sentences=settings.answer_sentences)
-        generator: Generator = overrides.get("generator") or build_generator(settings, extractive)
-        reranker = build_reranker(settings)
-        pipeline = RagPipeline(
-            settings=settings, embedder=embedder, store=store, generator=generator,
-            fallback=extractive, conversations=db, queries=db, activity=db,
-            terms=lambda text: frozenset(local.sparse_query(text).indices),
-            similarity=local.similarity, reranker=reranker,
-            cosine=None if embedder is local else local.cosines,
-        )
-    except BaseException:
-        if store is not None:
-            await store.close()
-        await db.close()
-        raise
+    stack.push_async_callback(db.close)
+    if recover:
+        await db.fail_interrupted()
+    local = LocalEmbedder()
+    store: VectorStore = overrides.get("store") or open_store(settings)
+    stack.push_async_callback(store.close)
+    embedder: Embedder = overrides.get("embedder") or build_embedder(settings, local, stack)
+    extractive = ExtractiveGenerator(max_sentences=settings.answer_sentences)
+    generator: Generator = overrides.get("generator") or build_generator(settings, extractive, stack)
+    pipeline = RagPipeline(
+        settings=settings, embedder=embedder, store=store, generator=generator,
+        fallback=extractive, conversations=db, queries=db, activity=db,
+        terms=lambda text: frozenset(local.sparse_query(text).indices),
+        similarity=local.similarity, reranker=build_reranker(settings, stack),
+        cosine=None if embedder is local else local.cosines,
+    )
     services = Services(
         settings=settings, answers=pipeline, conversations=db, queries=db, activity=db,
         feedback=db, events=db, rate_limiter=RateLimiter(limit=settings.rate_limit_per_minute),
+        exports=StorageExports(log=db, feedback=db), resources=stack,
     )
-    services.add_closer(db.close)
-    services.add_closer(store.close)
-    for part in (generator, embedder, reranker):
-        closer = getattr(part, "aclose", None)
-        if closer is not None:  # Gemini and Cohere clients hold HTTP connection pools
-            services.add_closer(closer)
     return Runtime(settings=settings, services=services, store=store, embedder=embedder,
-                   pipeline=pipeline)
+                   pipeline=pipeline, database=db)
+
+
+@contextlib.asynccontextmanager
+async def open_activity_log(settings: Settings) -> AsyncIterator[ActivityLog]:
+    """The activity log alone, without models or the vector store (``ragbot logs export``)."""
+    from storage.sqlite import SqliteStore
+
+    db = await SqliteStore.open(settings.sqlite_path)
+    try:
+        yield db
+    finally:
+        await db.close()
 
 
 async def ingest(

@@ -172,6 +172,9 @@ class GenerationRequest:
     query: UserQuery
     chunks: list[RetrievedChunk]
     history: list[ConversationTurn] = field(default_factory=list)
+    #: The question as searched (chat noise dropped, spelling fixed, a follow-up's subject
+    #: added); None when it is the question itself.
+    search_text: str | None = None
 
 
 @dataclass(slots=True)
@@ -219,6 +222,10 @@ class ConversationStore(Protocol):
     async def recent_turns(self, thread_id: str, *, limit: int) -> list[ConversationTurn]:
         """The last ``limit`` turns of the thread, oldest first."""
         ...
+
+
+#: The ``error`` text and AgentLogEntry ``error_details`` that ``QueryStore.fail_interrupted`` writes.
+INTERRUPTED_ERROR = "interrupted: the process stopped before the answer was finished"
 
 
 @runtime_checkable

@@ -62,7 +62,7 @@ class Settings(BaseSettings):
     #: Conversation turns of the same thread used for follow-ups and LLM memory.
     history_turns: int = Field(default=6, ge=0, le=100)
     #: Sentences quoted by the extractive answerer.
-    answer_sentences: int = Field(default=3, ge=1, le=10)
+    answer_sources: int = Field(default=2, ge=1, le=5)
 
     # --- adapters shared
     rate_limit_per_minute: int = Field(default=10, ge=0, description="0 disables the limit")

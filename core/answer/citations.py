@@ -93,6 +93,66 @@ def build_sources(text: str, chunks: Sequence[RetrievedChunk]) -> list[Source]:
     return sources
 
 
+def renumber_citations(text: str, chunks: Sequence[RetrievedChunk]) -> tuple[str, list[Source]]:
+    """Number the cited sources 1..n in order of first citation, one per page section.
+
+    Generators cite ``[n]`` as the n-th chunk they were given, so numbers skip
+    ("[1] [4]") and two chunks of one section would be listed as two sources.
+    Users should see ``[1]``, ``[2]`` ... each resolving to one listed source.
+
+    Args:
+        text: answer text whose ``[n]`` refer to ``chunks[n-1]``.
+        chunks: the numbered chunks the generator was given.
+
+    Returns:
+        (the text with markers rewritten, out-of-range numbers dropped; its sources).
+    """
+    new_number: dict[int, int] = {}
+    by_section: dict[tuple[str, str], int] = {}
+    sources: list[Source] = []
+    for n in cited_indices(text):
+        if not 1 <= n <= len(chunks):
+            continue
+        chunk = chunks[n - 1]
+        key = (chunk.url, chunk.section)
+        if key not in by_section:
+            by_section[key] = len(sources) + 1
+            sources.append(Source(index=len(sources) + 1, chunk_id=chunk.chunk_id, url=chunk.url,
+                                  title=chunk.title, section=chunk.section,
+                                  chunk_index=chunk.chunk_index, score=chunk.score))
+        new_number[n] = by_section[key]
+
+    def rewrite(match: re.Match[str]) -> str:
+        numbers = dict.fromkeys(new_number[n] for n in _marker_numbers(match.group(1)) if n in new_number)
+        return "".join(f"[{n}]" for n in numbers)
+
+    rewritten = CITATION_RE.sub(rewrite, text)
+    # A marker that only named duplicates of the one before it ("[1][1]") is said once.
+    rewritten = re.sub(r"(\[\d+\])(?:\s*\1)+", r"\1", rewritten)
+    return rewritten, sources
+
+
+def with_related(sources: Sequence[Source], chunks: Sequence[RetrievedChunk], *, limit: int) -> list[Source]:
+    """Add the other retrieved page sections, best first, after the cited sources.
+
+    The answer quotes one or two passages; the pages ranked next are often what
+    the user reads next, so they are listed too (numbered after the cited ones,
+    never cited in the text), one per page section, ``limit`` sources in all.
+    """
+    out = list(sources)
+    seen = {(s.url, s.section) for s in out}
+    for chunk in chunks:
+        if len(out) >= limit:
+            break
+        key = (chunk.url, chunk.section)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Source(index=len(out) + 1, chunk_id=chunk.chunk_id, url=chunk.url, title=chunk.title,
+                          section=chunk.section, chunk_index=chunk.chunk_index, score=chunk.score))
+    return out
+
+
 def neutralize_mentions(text: str) -> str:
     """Defuse Slack and Discord mentions so generated text can never ping people.
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.answer.citations import cited_indices, strip_citations
-from core.answer.generators.extractive import split_sentences
+from core.answer.sentences import split_sentences
 from core.models import GroundingValidation, RetrievedChunk
 from core.retrieval.terms import NEGATIONS, content_terms, is_number, tokens
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.answer.citations import build_sources, neutralize_mentions
+from core.answer.citations import neutralize_mentions, renumber_citations, with_related
 from core.answer.followups import search_query_for
 from core.answer.grounding import validate_grounding
 from core.errors import (
@@ -59,6 +59,8 @@ from core.protocols import (
     Reranker,
     VectorStore,
 )
+from core.retrieval.lexicon import Lexicon
+from core.retrieval.query import understand
 from core.retrieval.retriever import CosineFn, HybridRetriever
 from core.settings import Settings
 
@@ -75,6 +77,9 @@ RETRIEVAL_FAILED_TEXT = (
 NOT_INGESTED_TEXT = (
     "I can't answer yet: no documentation has been added to my knowledge base. "
     "An admin needs to run `ragbot ingest PATH` (reference: {ref})."
+)
+SMALL_TALK_TEXT = (
+    "Happy to help! Ask me anything about the docs and I'll answer with links to the pages I used."
 )
 VALIDATION_NOTE = (
     "_The generated answer could not be checked against the docs, so here are the most "
@@ -104,6 +109,7 @@ class RagPipeline:
         reranker: optional second-stage ranking (Cohere rerank).
         cosine: question-chunk cosines of the local model, when another model embeds (see
             HybridRetriever).
+        lexicon: the collection's current vocabulary, for spelling correction and small talk.
     """
 
     def __init__(
@@ -121,8 +127,10 @@ class RagPipeline:
         similarity: SimilarityFn | None = None,
         reranker: Reranker | None = None,
         cosine: CosineFn | None = None,
+        lexicon: Callable[[], Lexicon] = Lexicon,
     ) -> None:
         self.settings = settings
+        self.lexicon = lexicon
         self.embedder = embedder
         self.store = store
         self.generator = generator
@@ -283,7 +291,12 @@ class RagPipeline:
     async def _answer(self, query: UserQuery, started: float) -> AgentResponse:
         history = (await self.conversations.recent_turns(query.thread_id, limit=self.settings.history_turns)
                    if query.thread_id and self.settings.history_turns else [])
-        search_text = search_query_for(query.query_text, history)
+        lexicon = self.lexicon()
+        own = understand(query.query_text, lexicon)
+        if own.small_talk:
+            return self._reply(query, started, SMALL_TALK_TEXT, ResponseStatus.NO_RELEVANT_DOCUMENTS)
+        analysis = understand(search_query_for(query.query_text, history), lexicon)
+        search_text = analysis.text or query.query_text
         try:
             ranked = await self.retrieve(search_text, query=query)
         except (StoreError, ProviderError) as exc:
@@ -298,13 +311,8 @@ class RagPipeline:
                 reference_id=entry.entry_id, execution_time=time.perf_counter() - started,
             )
         if not ranked.ranked_chunks:
-            return AgentResponse(
-                query_id=query.query_id, query_text=query.query_text, thread_id=query.thread_id,
-                response_text=NOT_FOUND_TEXT, status=ResponseStatus.NO_RELEVANT_DOCUMENTS,
-                ranking_algorithm=ranked.ranking_algorithm,
-                grounding_validation=GroundingValidation(method="none", passed=True),
-                execution_time=time.perf_counter() - started,
-            )
+            return self._reply(query, started, NOT_FOUND_TEXT, ResponseStatus.NO_RELEVANT_DOCUMENTS,
+                               ranking_algorithm=ranked.ranking_algorithm)
 
         async def tool_search(text: str, top_k: int, filters: dict[str, Any] | None) -> list[RetrievedChunk]:
             try:
@@ -316,7 +324,8 @@ class RagPipeline:
                 return []
             return result.ranked_chunks
 
-        request = GenerationRequest(query=query, chunks=list(ranked.ranked_chunks), history=history)
+        request = GenerationRequest(query=query, chunks=list(ranked.ranked_chunks), history=history,
+                                    search_text=own.text or None)
         generation = await self._generate(request, tool_search, query)
         status = ResponseStatus.ANSWERED
         report = validate_grounding(generation.text, generation.chunks, user_context=query.user_context,
@@ -341,9 +350,10 @@ class RagPipeline:
                                         similarity=self.similarity)
             report.validation.unsupported = failed_validation.unsupported
             status = ResponseStatus.VALIDATION_FAILED
-        text = neutralize_mentions(generation.text)
-        sources = build_sources(text, generation.chunks)
-        cited_ids = {s.chunk_id for s in sources}
+        text, cited_sources = renumber_citations(neutralize_mentions(generation.text), generation.chunks)
+        cited_ids = {s.chunk_id for s in cited_sources}
+        sources = with_related(cited_sources, generation.chunks, limit=self.settings.top_k) \
+            if cited_sources else []
         cited = [c for c in generation.chunks if c.chunk_id in cited_ids]
         if not sources:
             # A generator that cites nothing is not grounded, whatever it says.
@@ -359,6 +369,18 @@ class RagPipeline:
             retrieval_used=generation.retrieval_used,
             ranking_algorithm=ranked.ranking_algorithm,
             model_used=generation.model_used,
+            execution_time=time.perf_counter() - started,
+        )
+
+    @staticmethod
+    def _reply(query: UserQuery, started: float, text: str, status: ResponseStatus,
+               ranking_algorithm: str | None = None) -> AgentResponse:
+        """An answer that quotes nothing: not found, or a friendly reply to small talk."""
+        return AgentResponse(
+            query_id=query.query_id, query_text=query.query_text, thread_id=query.thread_id,
+            response_text=text, status=status, ranking_algorithm=ranking_algorithm,
+            grounding_validation=GroundingValidation(method="none", passed=True),
+            retrieval_used=ranking_algorithm is not None,
             execution_time=time.perf_counter() - started,
         )
 

@@ -36,6 +36,7 @@ from core.ingest.loaders import decode_text, html_document
 from core.ingest.sync import DocumentSync, ingest_path, is_remote, show_progress
 from core.models import DocumentChunk, IngestSummary
 from core.protocols import Embedder, VectorStore
+from core.retrieval.lexicon import LexiconFile
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +140,7 @@ async def ingest_sitemap(
     progress: bool | None = None,
     batch_size: int = 64,
     title_repeat: int = DEFAULT_TITLE_REPEAT,
+    lexicon: LexiconFile | None = None,
 ) -> IngestSummary:
     """Make ``collection`` mirror the pages listed by the sitemap at ``url``.
 
@@ -153,6 +155,7 @@ async def ingest_sitemap(
         progress: draw a tqdm bar on stderr; None draws one when stderr is a terminal.
         batch_size: texts per ``embed_documents`` call.
         title_repeat: title weighting of the embedded text (``Settings.title_repeat``).
+        lexicon: the collection's vocabulary file, kept in step with the pages.
 
     Returns:
         The summary; ``files`` counts listed pages, ``files_failed`` names pages (or child
@@ -180,7 +183,7 @@ async def ingest_sitemap(
         stored = await store.documents(collection)
         sync = DocumentSync(
             store=store, embedder=embedder, collection=collection, stored=stored,
-            summary=summary, batch_size=batch_size, title_repeat=title_repeat,
+            summary=summary, batch_size=batch_size, title_repeat=title_repeat, lexicon=lexicon,
         )
         to_fetch: list[SitemapEntry] = []
         new_state: dict[str, str] = {}
@@ -322,6 +325,7 @@ async def ingest_source(
     state_path: Path | None = None,
     title_repeat: int = DEFAULT_TITLE_REPEAT,
     root: Path | None = None,
+    lexicon: LexiconFile | None = None,
 ) -> IngestSummary:
     """Ingest a folder, a file or a sitemap URL, whichever ``source`` names.
 
@@ -330,6 +334,7 @@ async def ingest_source(
         store, embedder, collection, base_url, progress, batch_size: as for ``ingest_path``.
         concurrency, state_path: as for ``ingest_sitemap``.
         root: as for ``ingest_path`` (the folder a single file is named relative to).
+        lexicon: the collection's vocabulary file, kept in step with the documents.
 
     Returns:
         The run's summary.
@@ -347,7 +352,7 @@ async def ingest_source(
         return await ingest_sitemap(
             source, store=store, embedder=embedder, collection=collection,
             concurrency=concurrency, state_path=state_path, progress=progress, batch_size=batch_size,
-            title_repeat=title_repeat,
+            title_repeat=title_repeat, lexicon=lexicon,
         )
     if scheme == "file":
         from urllib.request import url2pathname
@@ -360,7 +365,7 @@ async def ingest_source(
     return await ingest_path(
         path, store=store, embedder=embedder, collection=collection,
         base_url=base_url, progress=progress, batch_size=batch_size, title_repeat=title_repeat,
-        root=root,
+        root=root, lexicon=lexicon,
     )
 
 

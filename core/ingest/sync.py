@@ -35,6 +35,7 @@ from core.ingest.chunking import DEFAULT_TITLE_REPEAT, chunk_document, embedding
 from core.ingest.loaders import is_supported, load_file
 from core.models import DocumentChunk, EmbeddingResponse, IngestSummary
 from core.protocols import DocumentState, Embedder, VectorStore
+from core.retrieval.lexicon import LexiconFile
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ async def ingest_path(
     batch_size: int = 64,
     title_repeat: int = DEFAULT_TITLE_REPEAT,
     root: Path | None = None,
+    lexicon: LexiconFile | None = None,
 ) -> IngestSummary:
     """Make ``collection`` mirror the docs under ``path`` (a folder, or one file).
 
@@ -97,6 +99,7 @@ async def ingest_path(
         title_repeat: title weighting of the embedded text (``Settings.title_repeat``).
         root: for a single file, the folder its name is relative to (the collection's
             recorded root, so it replaces its own stored copy); default: the file's folder.
+        lexicon: the collection's vocabulary file, kept in step with the documents.
 
     Returns:
         What was added, updated, removed and skipped; ``files_failed`` lists unreadable files.
@@ -128,7 +131,7 @@ async def ingest_path(
     summary = IngestSummary(files=len(files))
     sync = DocumentSync(
         store=store, embedder=embedder, collection=collection, stored=stored,
-        summary=summary, batch_size=batch_size, title_repeat=title_repeat,
+        summary=summary, batch_size=batch_size, title_repeat=title_repeat, lexicon=lexicon,
     )
     seen: set[str] = set()
     with tqdm(total=len(files), unit="file", desc="ingest", file=sys.stderr,
@@ -230,8 +233,10 @@ class DocumentSync:
         summary: IngestSummary,
         batch_size: int = 64,
         title_repeat: int = DEFAULT_TITLE_REPEAT,
+        lexicon: LexiconFile | None = None,
     ) -> None:
         self.store = store
+        self.lexicon = lexicon
         self.title_repeat = title_repeat
         self.embedder = embedder
         self.collection = collection
@@ -260,6 +265,10 @@ class DocumentSync:
 
     async def document(self, source_document: str, chunks: Sequence[DocumentChunk]) -> None:
         """Queue one document's current chunks; unchanged documents cost nothing."""
+        lexicon = self.lexicon
+        if lexicon is not None and chunks and not lexicon.has(source_document, chunks[0].content_hash):
+            lexicon.put(source_document, chunks[0].content_hash,
+                             [f"{c.title} {c.section} {c.content}" for c in chunks])
         if self.unchanged(source_document, chunks):
             self.summary.chunks_skipped += len(chunks)
             return
@@ -275,6 +284,9 @@ class DocumentSync:
 
     async def remove_documents(self, source_documents: Iterable[str]) -> None:
         """Queue the removal of every chunk of documents that no longer exist."""
+        source_documents = list(source_documents)
+        if self.lexicon is not None:
+            self.lexicon.drop(source_documents)
         for name in source_documents:
             state = self.stored.get(name)
             if state is None or not state.chunk_ids:
@@ -284,8 +296,10 @@ class DocumentSync:
         await self._drain(final=False)
 
     async def finish(self) -> None:
-        """Embed and write everything still queued."""
+        """Embed and write everything still queued, then the vocabulary."""
         await self._drain(final=True)
+        if self.lexicon is not None:
+            self.lexicon.save()
 
     async def _drain(self, *, final: bool) -> None:
         while len(self._queue) >= self.batch_size or (final and self._queue):

@@ -51,7 +51,7 @@ async def build(generator: Generator | None = None, **kw: object) -> tuple[RagPi
     ]
     await store.upsert(conf.collection, chunks, await embedder.embed_documents([c.content for c in chunks]))
     storage = InMemoryStorage()
-    extractive = ExtractiveGenerator(max_sentences=2)
+    extractive = ExtractiveGenerator()
     pipeline = RagPipeline(
         settings=conf, embedder=embedder, store=store, generator=generator or extractive,
         fallback=extractive, conversations=storage, queries=storage, activity=storage, terms=terms,

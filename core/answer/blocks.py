@@ -1,0 +1,128 @@
+"""Markdown passages as typed blocks: paragraphs, lists, code, tables and headings.
+
+The extractive answerer quotes whole blocks (a lead-in with the list or command it
+introduces) instead of loose sentences, so it needs to see a chunk's structure.
+Pure functions over strings; no Markdown library is needed for the handful of
+block kinds docs use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+BlockKind = Literal["para", "list", "code", "table", "heading"]
+
+_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
+_TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
+_QUOTE_RE = re.compile(r"^\s*>\s?")
+_FRONT_MATTER_RE = re.compile(r"\A\s*---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
+_HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One structural unit of a passage, its Markdown kept as written."""
+
+    kind: BlockKind
+    text: str
+
+    @property
+    def is_lead_in(self) -> bool:
+        """A paragraph that introduces what follows ("Run the following command:")."""
+        return self.kind == "para" and self.text.rstrip().endswith(":")
+
+    @property
+    def is_body(self) -> bool:
+        """A list, code block or table: what a lead-in introduces."""
+        return self.kind in ("list", "code", "table")
+
+
+def _flush(kind: BlockKind | None, lines: list[str], out: list[Block]) -> None:
+    if kind is not None and lines and any(line.strip() for line in lines):
+        text = "\n".join(lines).strip("\n")
+        if kind == "para":
+            text = " ".join(line.strip() for line in lines if line.strip())
+        out.append(Block(kind, text))
+    lines.clear()
+
+
+def _line_kind(line: str, current: BlockKind | None) -> BlockKind:
+    if _TABLE_RE.match(line):
+        return "table"
+    if _LIST_RE.match(line):
+        return "list"
+    if current == "list" and line.startswith((" ", "\t")):
+        return "list"  # an indented continuation of the item above
+    return "para"
+
+
+@lru_cache(maxsize=4096)
+def parse_blocks(markdown: str) -> tuple[Block, ...]:
+    """Split a passage into blocks, in order.
+
+    A fence left open at the end (a chunk cut inside code) still yields a code
+    block, closed; quote markers (``> ``) are dropped so notes read as prose.
+
+    Args:
+        markdown: a chunk's content.
+
+    Returns:
+        The blocks; empty ones are left out.
+    """
+    text = _HTML_COMMENT_RE.sub("", _FRONT_MATTER_RE.sub("", markdown, count=1))
+    out: list[Block] = []
+    lines: list[str] = []
+    kind: BlockKind | None = None
+    fence: str | None = None
+    for raw in text.splitlines():
+        if fence is not None:
+            lines.append(raw)
+            if raw.strip().startswith(fence):
+                _flush("code", lines, out)
+                kind, fence = None, None
+            continue
+        opener = _FENCE_RE.match(raw)
+        if opener:
+            _flush(kind, lines, out)
+            kind, fence = "code", opener.group(1)
+            lines.append(raw.strip())
+            continue
+        line = _QUOTE_RE.sub("", raw, count=1)
+        heading = _HEADING_RE.match(line)
+        if heading:
+            _flush(kind, lines, out)
+            out.append(Block("heading", heading.group(1)))
+            kind = None
+            continue
+        if not line.strip():
+            _flush(kind, lines, out)
+            kind = None
+            continue
+        line_kind = _line_kind(line, kind)
+        if line_kind != kind:
+            _flush(kind, lines, out)
+            kind = line_kind
+        lines.append(line)
+    if fence is not None:
+        lines.append(fence)
+        _flush("code", lines, out)
+    else:
+        _flush(kind, lines, out)
+    return tuple(out)
+
+
+def render_block(block: Block, *, max_code_lines: int = 15) -> str:
+    """A block as it is quoted: code capped at ``max_code_lines`` lines and fenced again."""
+    if block.kind != "code":
+        return block.text
+    lines = block.text.splitlines()
+    if len(lines) <= max_code_lines + 2:
+        return block.text
+    fence = _FENCE_RE.match(lines[0])
+    closing = fence.group(1) if fence else "```"
+    return "\n".join([*lines[: max_code_lines + 1], "...", closing])

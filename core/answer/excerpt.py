@@ -1,0 +1,168 @@
+"""Choose the passage that answers a question: one coherent excerpt per source, cited.
+
+The offline answer quotes the best passage of one source (two when a second page
+section scores almost as well and the first excerpt is short), with the lead-in
+that introduces a list, table or command *and* that body, trimmed at block
+boundaries. Quoting whole blocks keeps commands, numbers and names intact, which
+is what people ask docs for; a collage of loose sentences from several pages
+rarely contains the answer.
+
+Scoring is pure and corpus-independent: question terms are weighted by their
+inverse frequency among the candidate blocks (a word in every block says little),
+plus word-pair overlap, the chunk's retrieval relevance and whether the chunk's
+heading path names the asked thing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.answer.blocks import Block, parse_blocks, render_block
+from core.answer.sentences import looks_like_code, split_prose
+from core.models import RetrievedChunk
+from core.retrieval.terms import content_terms
+
+#: Characters of prose an excerpt grows to before it stops adding blocks.
+EXCERPT_CHARS = 650
+#: A second source is added only when it scores this close to the best one.
+SECOND_SOURCE_RATIO = 0.8
+#: A paragraph longer than this is quoted by its best sentences, not whole.
+LONG_PARAGRAPH = 450
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """A quotable block of one chunk, with what scoring needs."""
+
+    chunk: int
+    position: int
+    block: Block
+    terms: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """What one source contributes to the answer: its 0-based chunk number and Markdown."""
+
+    chunk: int
+    text: str
+
+
+def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
+    """Each chunk's blocks, long paragraphs split into sentences, headings dropped."""
+    out: list[list[_Unit]] = []
+    for ci, chunk in enumerate(chunks):
+        units: list[_Unit] = []
+        for block in parse_blocks(chunk.content):
+            if block.kind == "heading":
+                continue
+            pieces = [block]
+            if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:
+                pieces = [Block("para", s) for s in split_prose(block.text)]
+            for piece in pieces:
+                units.append(_Unit(ci, len(units), piece, frozenset(content_terms(piece.text))))
+        out.append(units)
+    return out
+
+
+def _weights(question_terms: frozenset[str], units: Sequence[_Unit]) -> dict[str, float]:
+    n = max(1, len(units))
+    df = {t: sum(1 for u in units if t in u.terms) for t in question_terms}
+    return {t: math.log(1.0 + n / d) for t, d in df.items() if d}
+
+
+def _score(
+    unit: _Unit, chunk: RetrievedChunk, weights: dict[str, float], q_pairs: frozenset[tuple[str, str]]
+) -> float:
+    total = sum(weights.values())
+    if not total or not unit.terms:
+        return 0.0
+    overlap = sum(w for t, w in weights.items() if t in unit.terms) / total
+    pairs = frozenset(itertools.pairwise(content_terms(unit.block.text)))
+    pair_share = len(q_pairs & pairs) / len(q_pairs) if q_pairs else 0.0
+    heading_terms = frozenset(content_terms(f"{chunk.title} {chunk.section}"))
+    heading = sum(w for t, w in weights.items() if t in heading_terms) / total
+    text = unit.block.text
+    fragment = unit.block.kind == "para" and (text[:1].islower() or looks_like_code(text))
+    if unit.block.kind == "code":
+        # Code mentions many identifiers by chance; it answers when the prose around it does,
+        # and _grow brings it along with its lead-in.
+        overlap *= 0.5 if unit.block.text.count("\n") > 15 else 0.7
+    return (0.5 * overlap + 0.1 * pair_share + 0.2 * chunk.score + 0.15 * heading
+            + 0.05 / (1 + unit.position) - (0.2 if fragment else 0.0))
+
+
+def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[_Unit]:
+    """The best unit plus its lead-in and the body it introduces, then more while short."""
+    start, end = best, best + 1
+    if units[best].block.is_body and best > 0 and units[best - 1].block.kind == "para":
+        start = best - 1  # the sentence that says what the list or command is for
+    if end < len(units) and units[end].block.is_body and units[end - 1].block.kind == "para":
+        end += 1  # "Run the following command:" without the command answers nothing
+    size = sum(len(u.block.text) for u in units[start:end] if u.block.kind != "code")
+    while end < len(units) and size < EXCERPT_CHARS:
+        nxt = units[end]
+        relevant = any(t in nxt.terms for t in weights)
+        if not (relevant or units[end - 1].block.is_lead_in):
+            break
+        end += 1
+        if nxt.block.kind != "code":
+            size += len(nxt.block.text)
+    return list(units[start:end])
+
+
+def _render(selected: Sequence[_Unit], marker: str) -> str:
+    """Join blocks as Markdown; the citation goes after the first prose block."""
+    parts: list[str] = []
+    cited = False
+    for unit in selected:
+        text = render_block(unit.block)
+        if not cited and unit.block.kind in ("para", "list"):
+            text = f"{text} {marker}"
+            cited = True
+        parts.append(text)
+    if not cited:
+        parts.append(marker)
+    return "\n\n".join(parts)
+
+
+def choose_excerpts(
+    question: str, chunks: Sequence[RetrievedChunk], *, max_chunks: int = 5, max_sources: int = 2
+) -> list[Excerpt]:
+    """Pick the excerpt(s) that answer ``question`` from the ranked ``chunks``.
+
+    Args:
+        question: what was asked (already cleaned for search).
+        chunks: retrieved chunks, best first.
+        max_chunks: how many of the top chunks are read.
+        max_sources: at most this many excerpts, each from a different page section.
+
+    Returns:
+        Excerpts best first; empty when no block shares a term with the question.
+    """
+    per_chunk = _units(chunks[:max_chunks])
+    everything = [u for units in per_chunk for u in units]
+    q_list = content_terms(question)
+    weights = _weights(frozenset(q_list), everything)
+    q_pairs = frozenset(itertools.pairwise(q_list))
+    scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs), u) for u in everything),
+                    key=lambda su: (-su[0], su[1].chunk, su[1].position))
+    excerpts: list[Excerpt] = []
+    used: set[tuple[str, str]] = set()
+    top = scored[0][0] if scored else 0.0
+    for score, unit in scored:
+        if len(excerpts) >= max_sources or score <= 0 or (excerpts and score < SECOND_SOURCE_RATIO * top):
+            break
+        chunk = chunks[unit.chunk]
+        key = (chunk.url, chunk.section)
+        if key in used:
+            continue
+        if excerpts and len(excerpts[0].text) > EXCERPT_CHARS // 2:
+            break  # the first excerpt is a full answer; a second page would only add noise
+        used.add(key)
+        selected = _grow(per_chunk[unit.chunk], unit.position, weights)
+        excerpts.append(Excerpt(unit.chunk, _render(selected, f"[{unit.chunk + 1}]")))
+    return excerpts

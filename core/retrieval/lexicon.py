@@ -1,0 +1,169 @@
+"""The collection's own vocabulary: which words occur in how many chunks.
+
+Query understanding needs it for two things that must mean the same in every
+corpus: spelling correction against the words the docs actually use, and
+inverse document frequency (how distinctive a question's word is here). It is
+kept beside the store as ``lexicon-<collection>.json`` and updated document by
+document at ingest (``core.ingest.sync.DocumentSync``), so a re-sync costs only
+what changed. A collection ingested before the lexicon existed simply has none
+until its next ingest fills it in; everything that reads it degrades gracefully.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from core.retrieval.terms import STOPWORDS, content_terms, tokens
+
+log = logging.getLogger(__name__)
+
+LEXICON_VERSION = 1
+_WORD_RE = re.compile(r"^[a-z][a-z0-9_-]*[a-z0-9]$")
+
+
+def chunk_words(text: str) -> set[str]:
+    """The distinct lower-case words of one chunk that the lexicon records."""
+    return {t for t in tokens(text) if _WORD_RE.match(t) and len(t) <= 40}
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Chunk frequencies of a collection's words (read-only view).
+
+    Args:
+        chunks: how many chunks the collection holds.
+        words: in how many chunks each lower-case word occurs.
+    """
+
+    chunks: int = 0
+    words: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing is known (no ingest recorded yet)."""
+        return self.chunks == 0
+
+    @cached_property
+    def stems(self) -> dict[str, int]:
+        """Chunk frequency per search stem (an upper bound: word forms are summed, capped)."""
+        out: Counter[str] = Counter()
+        for word, df in self.words.items():
+            for stem in content_terms(word):
+                out[stem] += df
+        return {s: min(df, self.chunks) for s, df in out.items()}
+
+    @cached_property
+    def vocabulary(self) -> list[str]:
+        """Words long enough to be spelling-correction targets, most frequent first."""
+        return sorted((w for w in self.words if len(w) >= 3 and w not in STOPWORDS),
+                      key=lambda w: (-self.words[w], w))
+
+    def knows(self, word: str) -> bool:
+        """True when ``word`` (lower-case) or its stem occurs in the collection."""
+        if word in self.words:
+            return True
+        return any(s in self.stems for s in content_terms(word))
+
+    def idf(self, stem: str) -> float:
+        """Inverse chunk frequency of a stem; an unknown stem gets the highest value."""
+        df = self.stems.get(stem, 0)
+        return math.log((self.chunks + 1) / (df + 0.5))
+
+
+class LexiconFile:
+    """The on-disk lexicon of one collection, updated per document.
+
+    Args:
+        path: the JSON file (created on first save).
+    """
+
+    def __init__(self, *, path: Path) -> None:
+        self.path = path
+        self._docs: dict[str, dict[str, Any]] = self._read()
+        self._dirty = False
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("lexicon %s unreadable, rebuilding it: %s", self.path, exc)
+            return {}
+        if not isinstance(data, dict) or data.get("version") != LEXICON_VERSION:
+            return {}
+        docs = data.get("documents")
+        return docs if isinstance(docs, dict) else {}
+
+    def has(self, source_document: str, content_hash: str) -> bool:
+        """True when this version of the document is already recorded."""
+        entry = self._docs.get(source_document)
+        return entry is not None and entry.get("hash") == content_hash
+
+    def put(self, source_document: str, content_hash: str, texts: Sequence[str]) -> None:
+        """Record a document's chunk texts (replacing what was recorded for it)."""
+        counts: Counter[str] = Counter()
+        for text in texts:
+            counts.update(chunk_words(text))
+        self._docs[source_document] = {"hash": content_hash, "chunks": len(texts), "words": dict(counts)}
+        self._dirty = True
+
+    def drop(self, source_documents: Iterable[str]) -> None:
+        """Forget documents removed from the collection."""
+        for name in source_documents:
+            if self._docs.pop(name, None) is not None:
+                self._dirty = True
+
+    def save(self) -> None:
+        """Write atomically (a crash mid-write leaves the previous file)."""
+        if not self._dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"version": LEXICON_VERSION, "documents": self._docs}), encoding="utf-8")
+        os.replace(tmp, self.path)
+        self._dirty = False
+
+    def lexicon(self) -> Lexicon:
+        """The aggregated view over every recorded document."""
+        words: Counter[str] = Counter()
+        chunks = 0
+        for entry in self._docs.values():
+            chunks += int(entry.get("chunks", 0))
+            words.update(entry.get("words", {}))
+        return Lexicon(chunks=chunks, words=dict(words))
+
+
+class LexiconCache:
+    """Loads a collection's lexicon once and again only when the file changes.
+
+    Args:
+        path: the lexicon file (may not exist yet).
+    """
+
+    def __init__(self, *, path: Path) -> None:
+        self.path = path
+        self._stamp: tuple[int, int] | None = None
+        self._lexicon = Lexicon()
+
+    def get(self) -> Lexicon:
+        """The current lexicon; an empty one when none was recorded."""
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return Lexicon()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp != self._stamp:
+            self._lexicon = LexiconFile(path=self.path).lexicon()
+            self._stamp = stamp
+        return self._lexicon

@@ -1,0 +1,130 @@
+"""Query understanding: turn a chat message into the text worth searching.
+
+People write in chat: mentions and markup, "whats", "w/", "lol", "8gb", typos.
+``understand`` strips platform markup, expands chat spellings, leaves out filler
+words, splits numbers from their units, and corrects words the collection does
+not know to the nearest word it does (rapidfuzz, edit distance 1-2, most
+frequent wins). It also says when a message is only small talk ("thanks!",
+"hey, how's it going"), which deserves a friendly reply rather than a search.
+
+Every list here is about chat English in general, never about one corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+from core.retrieval.lexicon import Lexicon
+from core.retrieval.terms import STOPWORDS, tokens
+
+_MARKUP = (
+    (re.compile(r"<([^<>|\s]+)\|([^<>]+)>"), r"\2"),  # Slack <url|text>, <#C1|channel>
+    (re.compile(r"<[@#!][^<>]*>"), " "),  # <@U123>, <!channel>, <#C123>, <@&role>
+    (re.compile(r"<(?:https?|mailto):[^<>]*>"), " "),
+    (re.compile(r"(?<![\w@])@(?:everyone|here|channel)\b", re.IGNORECASE), " "),
+    (re.compile(r":[a-z0-9_+-]+:"), " "),  # :emoji_codes:
+    (re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]"), " "),  # emoji
+)
+#: Chat spellings whose standard form is a stop word or a known word.
+_CHAT_FORMS = {
+    "whats": "what is", "hows": "how is", "wheres": "where is", "whos": "who is",
+    "thats": "that is", "dont": "do not", "doesnt": "does not", "cant": "cannot",
+    "wont": "will not", "isnt": "is not", "didnt": "did not", "im": "i am", "ive": "i have",
+    "u": "you", "ur": "your", "r": "are", "w/": "with", "w/o": "without", "b/c": "because",
+    "bc": "because", "cuz": "because", "thru": "through", "tho": "though", "pls": "", "plz": "",
+    "abt": "about", "wanna": "want to", "gonna": "going to", "gotta": "have to",
+    "smth": "something", "sth": "something",
+}
+_CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORMS) + r")(?![\w/])",
+                      re.IGNORECASE)
+#: Words that carry tone, not topic, in chat messages.
+FILLER: frozenset[str] = frozenset(["lol", "lmao", "rofl", "haha", "hahaha", "heh", "hmm", "hmmm", "umm", "um", "uh", "ah", "oh", "ok", "okay", "okey", "k", "yo", "hey", "hi", "hello", "hiya", "sup", "guys", "folks", "pls", "plz", "please", "thx", "thanks", "thank", "ty", "tysm", "cheers", "kinda", "sorta", "btw", "tbh", "imo", "imho", "idk", "afaik", "fyi", "iirc", "ngl", "omg", "wtf", "jk", "anyway", "anyways", "actually", "basically", "literally", "really", "super", "totally", "quick", "question", "q", "random", "somebody", "someone", "anyone", "anybody", "mate", "dude", "bro", "ya", "yeah", "yep", "nope", "yup"])
+#: Words that, with filler and stop words, make a message small talk when nothing else is left.
+SMALL_TALK: frozenset[str] = frozenset(["bot", "thanks", "thank", "thx", "ty", "helped", "help", "helpful", "fixed", "works", "worked", "working", "great", "awesome", "nice", "cool", "perfect", "amazing", "brilliant", "good", "morning", "evening", "night", "afternoon", "day", "bye", "goodbye", "later", "see", "alive", "going", "doing", "up", "there", "ton", "lot", "much", "appreciate", "appreciated"])
+_UNIT_RE = re.compile(r"\b(\d+(?:\.\d+)?)([a-zA-Z]{1,4})\b")
+_UNITS = frozenset(["b", "kb", "mb", "gb", "tb", "k", "m", "g", "ms", "s", "sec", "min", "h", "hz", "khz", "mhz", "ghz", "mm", "cm", "km", "kg", "w", "kw", "v", "fps", "px"])
+
+
+@dataclass(frozen=True, slots=True)
+class QueryAnalysis:
+    """What ``understand`` made of a message.
+
+    Args:
+        text: what to search with (empty when nothing searchable is left).
+        corrections: each misspelt word and the collection word it became.
+        small_talk: the message is only greetings, thanks or chit-chat.
+    """
+
+    text: str
+    corrections: dict[str, str] = field(default_factory=dict)
+    small_talk: bool = False
+
+
+def strip_markup(text: str) -> str:
+    """Remove mentions, channel links, emoji and Slack link syntax (keeping link text)."""
+    for pattern, replacement in _MARKUP:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def normalise_chat(text: str) -> str:
+    """Expand chat spellings ("whats", "w/", "thru") and split numbers from units ("8gb")."""
+    text = _CHAT_RE.sub(lambda m: _CHAT_FORMS[m.group(1).lower()], text)
+    return _UNIT_RE.sub(lambda m: f"{m.group(1)} {m.group(2)}" if m.group(2).lower() in _UNITS
+                        else m.group(0), text)
+
+
+def correct_word(word: str, lexicon: Lexicon) -> str | None:
+    """The collection word nearest to an unknown ``word``, or None to keep it.
+
+    Words of 4-5 letters allow one edit, longer ones two; among equally near
+    words the most frequent in the collection wins.
+    """
+    if len(word) < 4 or not word.isalpha() or lexicon.empty or lexicon.knows(word):
+        return None
+    limit = 1 if len(word) <= 5 else 2
+    matches = process.extract(word, lexicon.vocabulary, scorer=Levenshtein.distance,
+                              score_cutoff=limit, limit=8)
+    if not matches:
+        return None
+    best = min(matches, key=lambda m: (m[1], -lexicon.words.get(m[0], 0), m[0]))
+    return str(best[0])
+
+
+def _is_small_talk(words: list[str]) -> bool:
+    if not words:
+        return False
+    content = [w for w in words if w not in STOPWORDS and w not in FILLER and w != "'s"]
+    return all(w in SMALL_TALK for w in content)
+
+
+def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
+    """Clean a chat message for search, correct its spelling and spot small talk.
+
+    Args:
+        message: the question as the user wrote it.
+        lexicon: the collection's vocabulary (may be empty: then no correction happens).
+
+    Returns:
+        The analysis; ``text`` keeps the message's word order.
+    """
+    cleaned = normalise_chat(strip_markup(message))
+    words = tokens(cleaned)
+    if _is_small_talk(words):
+        return QueryAnalysis(text="", small_talk=True)
+    kept: list[str] = []
+    corrections: dict[str, str] = {}
+    for raw in re.findall(r"\S+", cleaned):
+        word = raw.strip(".,!?;:()[]{}\"'`").lower()
+        if word in FILLER:
+            continue
+        fixed = correct_word(word, lexicon) if word not in STOPWORDS else None
+        if fixed is not None:
+            corrections[word] = fixed
+            raw = raw.lower().replace(word, fixed)
+        kept.append(raw)
+    return QueryAnalysis(text=" ".join(kept).strip(), corrections=corrections)
