@@ -12,6 +12,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -35,8 +36,10 @@ from core.models import (
     SparseVector,
     UserQuery,
     check_transition,
+    utc_now,
 )
 from core.protocols import (
+    INTERRUPTED_ERROR,
     CollectionInfo,
     DocumentState,
     Generation,
@@ -231,57 +234,91 @@ class ScriptedGenerator:
                           tool_calls=len(self.search_queries))
 
 
+@dataclass(slots=True)
+class StoredQuery:
+    """One query as InMemoryStorage keeps it: the question, its status and its error."""
+
+    query: UserQuery
+    status: QueryStatus = QueryStatus.PENDING
+    error: str | None = None
+
+
+def _check_aware(value: datetime | None, name: str) -> None:
+    """Refuse a naive datetime as SqliteStore does: its instant would be a guess."""
+    if value is not None and value.utcoffset() is None:
+        raise ValueError(f"{name} {value.isoformat()} has no time zone; pass an aware datetime")
+
+
 class InMemoryStorage:
-    """ConversationStore, QueryStore, ActivityLog, FeedbackStore and EventLedger in dicts."""
+    """ConversationStore, QueryStore, ActivityLog, FeedbackStore and EventLedger in dicts.
+
+    Behaves like ``storage/sqlite.py:SqliteStore`` wherever a caller can tell (order,
+    validation, error texts): tests/contracts/test_storage_contract.py runs both.
+    """
 
     def __init__(self) -> None:
         self.turns: list[ConversationTurn] = []
-        self.queries: dict[str, tuple[UserQuery, QueryStatus, str | None]] = {}
+        self.queries: dict[str, StoredQuery] = {}
         self.responses: dict[str, AgentResponse] = {}
         self.entries: list[AgentLogEntry] = []
         self._entry_ids: set[str] = set()
         self.votes: dict[tuple[str, str], Feedback] = {}
-        self.events: set[tuple[str, str]] = set()
+        #: (platform, event id) -> when it was first delivered.
+        self.events: dict[tuple[str, str], datetime] = {}
 
     async def add_turn(self, turn: ConversationTurn) -> None:
         self.turns.append(turn)
 
     async def recent_turns(self, thread_id: str, *, limit: int) -> list[ConversationTurn]:
+        if limit < 0:
+            raise ValueError(f"limit {limit} must be 0 or more")
         mine = [t for t in self.turns if t.thread_id == thread_id]
         return mine[-limit:] if limit else []
 
     async def create_query(self, query: UserQuery) -> None:
         if query.query_id in self.queries:
             raise ValueError(f"query {query.query_id!r} already exists")
-        self.queries[query.query_id] = (query, QueryStatus.PENDING, None)
+        self.queries[query.query_id] = StoredQuery(query)
 
     async def set_query_status(
         self, query_id: str, status: QueryStatus, *, error: str | None = None
     ) -> None:
-        if query_id not in self.queries:
-            raise ValueError(f"query {query_id!r} is unknown")
-        query, current, _ = self.queries[query_id]
-        check_transition(current, status)
-        self.queries[query_id] = (query, status, error)
+        stored = self.queries.get(query_id)
+        if stored is None:
+            raise ValueError(f"unknown query id {query_id!r}")
+        new = QueryStatus(status)
+        check_transition(stored.status, new)
+        stored.status = new
+        if error is not None:  # None keeps the error already stored, as SQLite's COALESCE does
+            stored.error = error
 
     async def get_query_status(self, query_id: str) -> QueryStatus | None:
-        row = self.queries.get(query_id)
-        return row[1] if row else None
+        stored = self.queries.get(query_id)
+        return stored.status if stored else None
+
+    async def get_query_error(self, query_id: str) -> str | None:
+        stored = self.queries.get(query_id)
+        return stored.error if stored else None
 
     async def save_response(self, response: AgentResponse) -> None:
         # Like the SQLite store's foreign key: a response belongs to a stored query.
         if response.query_id not in self.queries:
-            raise ValueError(f"query {response.query_id!r} is unknown: call create_query first")
+            raise ValueError(
+                f"response {response.response_id!r} refers to query {response.query_id!r}, "
+                "which was never stored: call create_query first"
+            )
         self.responses[response.response_id] = response
 
     async def fail_interrupted(self) -> int:
-        stuck = [qid for qid, (_, s, _) in self.queries.items() if s is QueryStatus.PROCESSING]
-        for qid in stuck:
-            query, _, _ = self.queries[qid]
-            self.queries[qid] = (query, QueryStatus.FAILED, "interrupted")
+        stuck = sorted((s for s in self.queries.values() if s.status is QueryStatus.PROCESSING),
+                       key=lambda s: s.query.timestamp)
+        now = utc_now()
+        for stored in stuck:
+            stored.status, stored.error = QueryStatus.FAILED, INTERRUPTED_ERROR
             await self.log(AgentLogEntry(
-                event_type=EventType.ERROR, query_id=qid, thread_id=query.thread_id,
-                query_text=query.query_text, error_details="interrupted: the process stopped mid-answer",
+                timestamp=now, event_type=EventType.ERROR, query_id=stored.query.query_id,
+                thread_id=stored.query.thread_id, query_text=stored.query.query_text,
+                error_details=INTERRUPTED_ERROR,
             ))
         return len(stuck)
 
@@ -299,12 +336,15 @@ class InMemoryStorage:
         event_type: EventType | None = None,
         thread_id: str | None = None,
     ) -> AsyncIterator[AgentLogEntry]:
-        for e in sorted(self.entries, key=lambda e: e.timestamp):
+        _check_aware(since, "since")
+        _check_aware(until, "until")
+        kind = EventType(event_type) if event_type is not None else None
+        for e in sorted(self.entries, key=lambda e: (e.timestamp, e.entry_id)):
             if (since and e.timestamp < since) or (until and e.timestamp >= until):
                 continue
-            if event_type and e.event_type is not event_type:
-                continue
-            if thread_id and e.thread_id != thread_id:
+            if (kind is not None and e.event_type is not kind) or (
+                thread_id is not None and e.thread_id != thread_id
+            ):
                 continue
             yield e
 
@@ -312,7 +352,8 @@ class InMemoryStorage:
         self.votes[(feedback.response_id, feedback.user_id)] = feedback
 
     async def export_feedback(self, *, since: datetime | None = None) -> AsyncIterator[Feedback]:
-        for f in sorted(self.votes.values(), key=lambda f: f.timestamp):
+        _check_aware(since, "since")
+        for f in sorted(self.votes.values(), key=lambda f: (f.timestamp, f.response_id, f.user_id)):
             if since is None or f.timestamp >= since:
                 yield f
 
@@ -320,8 +361,15 @@ class InMemoryStorage:
         key = (platform, event_id)
         if key in self.events:
             return False
-        self.events.add(key)
+        self.events[key] = utc_now()
         return True
+
+    async def prune_events(self, *, before: datetime) -> int:
+        _check_aware(before, "before")
+        old = [key for key, received in self.events.items() if received < before]
+        for key in old:
+            del self.events[key]
+        return len(old)
 
 
 class FakeAnswerService:

@@ -1,8 +1,8 @@
 """Apply the numbered SQL files in ``storage/migrations`` in order, each exactly once.
 
 A migration is a file ``NNNN_name.sql`` (package data, read with importlib.resources).
-Each one runs in its own ``BEGIN IMMEDIATE`` transaction together with the row that
-records it in ``schema_migrations``, so a failed migration leaves no trace and two
+Each one runs in its own ``BEGIN IMMEDIATE`` transaction (storage/transaction.py) together
+with the row that records it in ``schema_migrations``, so a failed migration leaves no trace and two
 processes starting at once cannot both apply the same file.
 """
 
@@ -19,6 +19,7 @@ import aiosqlite
 from core.errors import StorageError
 from core.models import utc_now
 from storage.timestamps import to_db
+from storage.transaction import immediate
 
 MIGRATIONS_PACKAGE = "storage.migrations"
 _FILE_RE = re.compile(r"^(\d{4})_([A-Za-z0-9_]+)\.sql$")
@@ -135,33 +136,35 @@ async def migrate(conn: aiosqlite.Connection, *, migrations: Sequence[Migration]
         )
     applied: list[int] = []
     for migration in todo:
-        if migration.version in current:
-            continue
-        statements = migration.statements()
-        try:
-            # IMMEDIATE takes the write lock now, so the check below cannot race another process.
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                again = await conn.execute_fetchall(
-                    "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
-                )
-                if list(again):
-                    await conn.rollback()
-                    continue
-                for statement in statements:
-                    await conn.execute(statement)
-                await conn.execute(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    (migration.version, migration.name, to_db(utc_now())),
-                )
-                await conn.commit()
-            except BaseException:
-                if conn.in_transaction:
-                    await conn.rollback()
-                raise
-        except sqlite3.Error as exc:
-            raise StorageError(
-                f"migration {migration.filename} failed and was rolled back: {exc}"
-            ) from exc
-        applied.append(migration.version)
+        if migration.version not in current and await _apply(conn, migration):
+            applied.append(migration.version)
     return applied
+
+
+async def _apply(conn: aiosqlite.Connection, migration: Migration) -> bool:
+    """Run one migration and record it, in one transaction.
+
+    Returns:
+        False when another process applied it first (nothing is done), else True.
+
+    Raises:
+        StorageError: the migration failed and was rolled back.
+    """
+    statements = migration.statements()
+    try:
+        async with immediate(conn):
+            # Inside the IMMEDIATE transaction, so this check cannot race another process.
+            again = await conn.execute_fetchall(
+                "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
+            )
+            if list(again):
+                return False
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, to_db(utc_now())),
+            )
+    except sqlite3.Error as exc:
+        raise StorageError(f"migration {migration.filename} failed and was rolled back: {exc}") from exc
+    return True
