@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from core.answer.citations import neutralize_mentions, renumber_citations, with_related
 from core.answer.followups import search_query_for
 from core.answer.grounding import validate_grounding
+from core.answer.prompt import says_not_in_docs
 from core.errors import (
     CollectionNotFoundError,
     ProviderError,
@@ -295,8 +296,11 @@ class RagPipeline:
         own = understand(query.query_text, lexicon)
         if own.small_talk:
             return self._reply(query, started, SMALL_TALK_TEXT, ResponseStatus.NO_RELEVANT_DOCUMENTS)
+        if not own.text:
+            # Only mentions, emoji or filler: there is nothing to search for.
+            return self._reply(query, started, NOT_FOUND_TEXT, ResponseStatus.NO_RELEVANT_DOCUMENTS)
         analysis = understand(search_query_for(query.query_text, history), lexicon)
-        search_text = analysis.text or query.query_text
+        search_text = analysis.text or own.text
         try:
             ranked = await self.retrieve(search_text, query=query)
         except (StoreError, ProviderError) as exc:
@@ -327,6 +331,10 @@ class RagPipeline:
         request = GenerationRequest(query=query, chunks=list(ranked.ranked_chunks), history=history,
                                     search_text=own.text or None)
         generation = await self._generate(request, tool_search, query)
+        if says_not_in_docs(generation.text):
+            # The model read the sources and found no answer: that is "not found", not an answer.
+            return self._reply(query, started, NOT_FOUND_TEXT, ResponseStatus.NO_RELEVANT_DOCUMENTS,
+                               ranking_algorithm=ranked.ranking_algorithm)
         status = ResponseStatus.ANSWERED
         report = validate_grounding(generation.text, generation.chunks, user_context=query.user_context,
                                     similarity=self.similarity)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
@@ -42,11 +43,24 @@ _CHAT_FORMS = {
 _CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORMS) + r")(?![\w/])",
                       re.IGNORECASE)
 #: Words that carry tone, not topic, in chat messages.
-FILLER: frozenset[str] = frozenset(["lol", "lmao", "rofl", "haha", "hahaha", "heh", "hmm", "hmmm", "umm", "um", "uh", "ah", "oh", "ok", "okay", "okey", "k", "yo", "hey", "hi", "hello", "hiya", "sup", "guys", "folks", "pls", "plz", "please", "thx", "thanks", "thank", "ty", "tysm", "cheers", "kinda", "sorta", "btw", "tbh", "imo", "imho", "idk", "afaik", "fyi", "iirc", "ngl", "omg", "wtf", "jk", "anyway", "anyways", "actually", "basically", "literally", "really", "super", "totally", "quick", "question", "q", "random", "somebody", "someone", "anyone", "anybody", "mate", "dude", "bro", "ya", "yeah", "yep", "nope", "yup"])
+FILLER: frozenset[str] = frozenset(
+    """
+    lol lmao rofl haha hahaha heh hmm hmmm umm um uh ah oh ok okay okey k yo hey hi hello hiya sup
+    guys folks pls plz please thx thanks thank ty tysm cheers kinda sorta btw tbh imo imho idk afaik
+    fyi iirc ngl omg wtf jk anyway anyways actually basically literally really super totally quick
+    question q random somebody someone anyone anybody mate dude bro ya yeah yep nope yup
+""".split()
+)
 #: Words that, with filler and stop words, make a message small talk when nothing else is left.
-SMALL_TALK: frozenset[str] = frozenset(["bot", "thanks", "thank", "thx", "ty", "helped", "help", "helpful", "fixed", "works", "worked", "working", "great", "awesome", "nice", "cool", "perfect", "amazing", "brilliant", "good", "morning", "evening", "night", "afternoon", "day", "bye", "goodbye", "later", "see", "alive", "going", "doing", "up", "there", "ton", "lot", "much", "appreciate", "appreciated"])
+SMALL_TALK: frozenset[str] = frozenset(
+    """
+    bot thanks thank thx ty helped help helpful fixed works worked working great awesome nice cool
+    perfect amazing brilliant good morning evening night afternoon day bye goodbye later see alive
+    going doing up there ton lot much appreciate appreciated
+""".split()
+)
 _UNIT_RE = re.compile(r"\b(\d+(?:\.\d+)?)([a-zA-Z]{1,4})\b")
-_UNITS = frozenset(["b", "kb", "mb", "gb", "tb", "k", "m", "g", "ms", "s", "sec", "min", "h", "hz", "khz", "mhz", "ghz", "mm", "cm", "km", "kg", "w", "kw", "v", "fps", "px"])
+_UNITS = frozenset("b kb mb gb tb k m g ms s sec min h hz khz mhz ghz mm cm km kg w kw v fps px".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +92,25 @@ def normalise_chat(text: str) -> str:
                         else m.group(0), text)
 
 
-def correct_word(word: str, lexicon: Lexicon) -> str | None:
-    """The collection word nearest to an unknown ``word``, or None to keep it.
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """A general English word list (pyspellchecker's, shipped in its wheel)."""
+    from spellchecker import SpellChecker
 
+    return frozenset(SpellChecker(distance=1).word_frequency.dictionary)
+
+
+def correct_word(word: str, lexicon: Lexicon) -> str | None:
+    """The collection word nearest to an unknown, misspelt ``word``, or None to keep it.
+
+    A word the collection knows, or a real English word it does not use ("lecture",
+    "knocked"), is kept: "correcting" it to a docs word would change the question.
     Words of 4-5 letters allow one edit, longer ones two; among equally near
     words the most frequent in the collection wins.
     """
     if len(word) < 4 or not word.isalpha() or lexicon.empty or lexicon.knows(word):
+        return None
+    if word in english_words():
         return None
     limit = 1 if len(word) <= 5 else 2
     matches = process.extract(word, lexicon.vocabulary, scorer=Levenshtein.distance,
@@ -98,7 +124,8 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
 def _is_small_talk(words: list[str]) -> bool:
     if not words:
         return False
-    content = [w for w in words if w not in STOPWORDS and w not in FILLER and w != "'s"]
+    bases = [w.split("'")[0] for w in words]  # "how's" -> "how", "bot's" -> "bot"
+    content = [w for w in bases if w and w not in STOPWORDS and w not in FILLER]
     return all(w in SMALL_TALK for w in content)
 
 

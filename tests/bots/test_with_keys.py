@@ -66,3 +66,30 @@ async def test_keys_switch_on_cohere_and_gemini(
     assert cohere.bodies("/v2/rerank") and not cohere.violations
     sent = gemini.requests[0]
     assert "make demo" in str(sent["contents"]) and sent["tools"]
+
+
+async def test_gemini_saying_the_docs_do_not_answer_is_not_found(
+    tmp_path: Path, gemini: FakeGemini, cohere: FakeCohere
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    gemini.script = [text_reply("NOT_IN_DOCS")]
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, data_dir=tmp_path / "data",
+        cohere_api_key=SecretStr(API_KEY), cohere_base_url=cohere.url, cohere_output_dimension=256,
+        gemini_api_key=SecretStr("test-key"), gemini_base_url=gemini.url, provider_retries=0,
+    )
+    runtime = await build_runtime(settings)
+    try:
+        await ingest_source(str(docs), store=runtime.store, embedder=runtime.embedder,
+                            collection=settings.collection, progress=False)
+        response = await runtime.pipeline.answer("how do I put the slack bot token in ragbot?",
+                                                 thread_id="k2")
+    finally:
+        await runtime.aclose()
+
+    assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
+    assert response.sources == [] and "NOT_IN_DOCS" not in response.response_text
+    assert "NOT_IN_DOCS" in str(gemini.requests[0]["systemInstruction"])

@@ -217,3 +217,18 @@ def test_stemming_is_consistent() -> None:
     assert stem("simulates") == stem("simulated") == stem("simulate")
     assert stem("nodes") == stem("node") and stem("boxes") == stem("box")
     assert content_terms("The nodes are publishing topics") == [stem("node"), "publish", "topic"]
+
+
+# --------------------------------------------------------------------------- renumbering
+
+
+def test_citations_are_renumbered_one_per_section() -> None:
+    from core.answer.citations import renumber_citations, with_related
+
+    same_section = NODES.model_copy(update={"chunk_id": "c1b", "chunk_index": 5})
+    chunks = [NODES, URDF, GAZEBO, same_section]
+    text, sources = renumber_citations("Nodes talk [4]. URDF is XML [2][4]. Bad [9].", chunks)
+    assert text == "Nodes talk [1]. URDF is XML [2][1]. Bad ."
+    assert [(s.index, s.chunk_id) for s in sources] == [(1, "c1b"), (2, "c2")]
+    listed = with_related(sources, chunks, limit=5)
+    assert [(s.index, s.chunk_id) for s in listed] == [(1, "c1b"), (2, "c2"), (3, "c3")]

@@ -1,0 +1,87 @@
+"""Query understanding: chat noise, units, spelling against the collection, small talk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.retrieval.lexicon import Lexicon, LexiconCache, LexiconFile
+from core.retrieval.query import correct_word, normalise_chat, strip_markup, understand
+
+LEXICON = Lexicon(chunks=10, words={
+    "gazebo": 6, "topics": 4, "topic": 3, "planner": 2, "prefix": 2, "install": 5, "binaries": 2,
+    "simulation": 4, "ubuntu": 3, "robot": 8,
+})
+
+
+def test_markup_and_mentions_are_stripped_keeping_link_text() -> None:
+    text = strip_markup("<@U123> <!channel> see <https://x.example/a|the install page> :tada: 🙏 now")
+    assert "U123" not in text and "channel" not in text and "tada" not in text
+    assert "the install page" in text and "now" in text
+
+
+def test_chat_spellings_and_units_are_normalised() -> None:
+    assert normalise_chat("whats the min ram w/ 8gb") == "what is the min ram with 8 gb"
+    assert normalise_chat("v2.5 and 3cats") == "v2.5 and 3cats"  # not a unit: unchanged
+
+
+@pytest.mark.parametrize(("typo", "fixed"), [
+    ("topcis", "topics"), ("planer", None), ("prefx", "prefix"), ("binarys", None),
+    ("simulaton", "simulation"),
+])
+def test_misspellings_are_corrected_against_the_collection(typo: str, fixed: str | None) -> None:
+    # "planer" is an English word (a tool): it is kept rather than turned into a docs word;
+    # "binarys" already meets "binaries" at their common stem, so search finds it as it is.
+    assert correct_word(typo, LEXICON) == fixed
+
+
+def test_known_and_english_words_are_never_corrected() -> None:
+    assert correct_word("gazebo", LEXICON) is None
+    assert correct_word("lecture", LEXICON) is None
+    assert correct_word("topcis", Lexicon()) is None  # no lexicon yet: nothing to correct against
+
+
+def test_filler_is_left_out_and_typos_fixed() -> None:
+    analysis = understand("hey lol quick q, how do i install gazebo on ubuntu? the simulaton pls", LEXICON)
+    assert not analysis.small_talk
+    assert "lol" not in analysis.text and "hey" not in analysis.text.split()
+    assert "simulation" in analysis.text and analysis.corrections == {"simulaton": "simulation"}
+
+
+@pytest.mark.parametrize("message", ["thanks!! that fixed it 🙏", "hey bot hows it going", "ty!", "yo"])
+def test_small_talk_is_recognised(message: str) -> None:
+    assert understand(message, LEXICON).small_talk
+
+
+@pytest.mark.parametrize("message", ["thanks, and how do i install gazebo?", "nice. can i pause it too?"])
+def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
+    assert not understand(message, LEXICON).small_talk
+
+
+def test_mentions_only_leave_nothing_to_search() -> None:
+    assert understand("<!channel> <!here> @everyone", LEXICON).text == ""
+
+
+def test_lexicon_file_tracks_documents_and_reloads_on_change(tmp_path: Path) -> None:
+    path = tmp_path / "lexicon-docs.json"
+    file = LexiconFile(path=path)
+    file.put("a.md", "h1", ["Install Gazebo on Ubuntu", "Gazebo topics"])
+    file.put("b.md", "h2", ["Robot planner"])
+    file.save()
+    cache = LexiconCache(path=path)
+    lexicon = cache.get()
+    assert lexicon.chunks == 3 and lexicon.words["gazebo"] == 2 and lexicon.knows("topic")
+    assert lexicon.idf("gazebo") < lexicon.idf("planner") < lexicon.idf("unknownword")
+    again = LexiconFile(path=path)
+    assert again.has("a.md", "h1") and not again.has("a.md", "h-other")
+    again.drop(["b.md"])
+    again.save()
+    assert "planner" not in cache.get().words
+
+
+def test_unreadable_lexicon_is_rebuilt_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "lexicon-docs.json"
+    path.write_text("{not json", encoding="utf-8")
+    assert LexiconCache(path=path).get().empty
+    assert not LexiconFile(path=path).has("a.md", "h")
