@@ -137,17 +137,16 @@ def with_related(sources: Sequence[Source], chunks: Sequence[RetrievedChunk], *,
 
     The answer quotes one or two passages; the pages ranked next are often what
     the user reads next, so they are listed too (numbered after the cited ones,
-    never cited in the text), one per page section, ``limit`` sources in all.
+    never cited in the text), one per page not listed yet, ``limit`` sources in all.
     """
     out = list(sources)
-    seen = {(s.url, s.section) for s in out}
+    seen = {s.url for s in out}
     for chunk in chunks:
         if len(out) >= limit:
             break
-        key = (chunk.url, chunk.section)
-        if key in seen:
-            continue
-        seen.add(key)
+        if chunk.url in seen:
+            continue  # a page already listed is not listed again under another section
+        seen.add(chunk.url)
         out.append(Source(index=len(out) + 1, chunk_id=chunk.chunk_id, url=chunk.url, title=chunk.title,
                           section=chunk.section, chunk_index=chunk.chunk_index, score=chunk.score))
     return out
