@@ -19,6 +19,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.answer.blocks import Block, parse_blocks, render_block
 from core.answer.sentences import looks_like_code, split_prose
@@ -41,6 +42,7 @@ class _Unit:
     position: int
     block: Block
     terms: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,12 @@ class Excerpt:
 
     chunk: int
     text: str
+
+
+@lru_cache(maxsize=16_384)
+def _terms(text: str) -> tuple[str, ...]:
+    # Cached: popular chunks come back question after question.
+    return tuple(content_terms(text))
 
 
 def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
@@ -63,7 +71,9 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
             if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:
                 pieces = [Block("para", s) for s in split_prose(block.text)]
             for piece in pieces:
-                units.append(_Unit(ci, len(units), piece, frozenset(content_terms(piece.text))))
+                terms = _terms(piece.text)
+                pairs = frozenset(itertools.pairwise(terms))
+                units.append(_Unit(ci, len(units), piece, frozenset(terms), pairs))
         out.append(units)
     return out
 
@@ -81,9 +91,8 @@ def _score(
     if not total or not unit.terms:
         return 0.0
     overlap = sum(w for t, w in weights.items() if t in unit.terms) / total
-    pairs = frozenset(itertools.pairwise(content_terms(unit.block.text)))
-    pair_share = len(q_pairs & pairs) / len(q_pairs) if q_pairs else 0.0
-    heading_terms = frozenset(content_terms(f"{chunk.title} {chunk.section}"))
+    pair_share = len(q_pairs & unit.pairs) / len(q_pairs) if q_pairs else 0.0
+    heading_terms = frozenset(_terms(f"{chunk.title} {chunk.section}"))
     heading = sum(w for t, w in weights.items() if t in heading_terms) / total
     text = unit.block.text
     fragment = unit.block.kind == "para" and (text[:1].islower() or looks_like_code(text))
