@@ -161,7 +161,7 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
 
         yield remote
         return
-    from bots.chat.services import log_sent
+    from bots.chat.asking import log_sent
 
     async with _runtime(settings) as runtime:
         if await runtime.store.collection_info(settings.collection) is None:
@@ -265,8 +265,7 @@ async def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 async def cmd_logs_export(args: argparse.Namespace, settings: Settings) -> int:
     """``ragbot logs export``: streams rows; never loads the whole table."""
-    from storage.export import export_log, parse_when
-    from storage.sqlite import SqliteStore
+    from bots.runtime import export_activity_log, parse_when
 
     try:
         since = parse_when(args.since) if args.since else None
@@ -279,13 +278,9 @@ async def cmd_logs_export(args: argparse.Namespace, settings: Settings) -> int:
         target = args.output.open("w", encoding="utf-8", newline="") if args.output else None
     except OSError as exc:
         raise InputError(f"cannot write {str(args.output)!r}: {exc.strerror}") from None
-    db = await SqliteStore.open(settings.sqlite_path)
-    try:
-        with target or contextlib.nullcontext(sys.stdout) as out:
-            count = await export_log(db, out, fmt=args.format, since=since, until=until,
-                                     event_type=args.event_type, thread_id=args.thread)
-    finally:
-        await db.close()
+    with target or contextlib.nullcontext(sys.stdout) as out:
+        count = await export_activity_log(settings, out, fmt=args.format, since=since, until=until,
+                                          event_type=args.event_type, thread_id=args.thread)
     if args.output:
         print(f"wrote {count} rows to {args.output}", file=sys.stderr)
     return 0

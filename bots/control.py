@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from bots.chat.services import log_sent
+from bots.chat.asking import log_sent
 from bots.runtime import Runtime, ingest
 from core.errors import ConfigurationError, RagbotError
 

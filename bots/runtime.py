@@ -8,11 +8,10 @@ opened, so a wiring step that fails closes what the earlier steps opened.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bots.chat.ratelimit import RateLimiter
 from bots.chat.services import Services
@@ -21,11 +20,13 @@ from core.answer.pipeline import RagPipeline
 from core.embedders.local import LocalEmbedder
 from core.models import IngestSummary
 from core.protocols import ActivityLog, Embedder, FeedbackStore, Generator, Reranker, VectorStore
+from core.retrieval.lexicon import LexiconCache, LexiconFile
 from core.settings import Settings
+from storage.export import export_bundle, export_log, parse_when
+from storage.sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from bots.chat.export import ExportBundle, ExportFormat
-    from storage.sqlite import SqliteStore
 
 
 @dataclass(kw_only=True)
@@ -57,15 +58,16 @@ class StorageExports:
 
     def parse_when(self, text: str) -> datetime:
         """``storage.export.parse_when`` (dates, ISO datetimes, ages like ``7d``)."""
-        from storage.export import parse_when
-
         return parse_when(text)
 
     async def bundle(self, *, fmt: ExportFormat, since: datetime | None) -> ExportBundle:
         """``storage.export.export_bundle`` over this log and these votes."""
-        from storage.export import export_bundle
-
         return await export_bundle(self.log, self.feedback, fmt=fmt, since=since)
+
+
+def lexicon_path(settings: Settings, collection: str) -> Path:
+    """Where a collection's vocabulary is kept (beside the store, in the data folder)."""
+    return settings.data_dir / f"lexicon-{collection}.json"
 
 
 def open_store(settings: Settings) -> VectorStore:
@@ -137,8 +139,6 @@ async def build_runtime(settings: Settings, *, recover: bool = True, **overrides
 async def _wire(
     settings: Settings, stack: contextlib.AsyncExitStack, *, recover: bool, overrides: dict[str, Any]
 ) -> Runtime:
-    from storage.sqlite import SqliteStore
-
     db = await SqliteStore.open(settings.sqlite_path)
     stack.push_async_callback(db.close)
     if recover:
@@ -147,7 +147,7 @@ async def _wire(
     store: VectorStore = overrides.get("store") or open_store(settings)
     stack.push_async_callback(store.close)
     embedder: Embedder = overrides.get("embedder") or build_embedder(settings, local, stack)
-    extractive = ExtractiveGenerator(max_sentences=settings.answer_sentences)
+    extractive = ExtractiveGenerator(max_sources=settings.answer_sources)
     generator: Generator = overrides.get("generator") or build_generator(settings, extractive, stack)
     pipeline = RagPipeline(
         settings=settings, embedder=embedder, store=store, generator=generator,
@@ -155,6 +155,7 @@ async def _wire(
         terms=lambda text: frozenset(local.sparse_query(text).indices),
         similarity=local.similarity, reranker=build_reranker(settings, stack),
         cosine=None if embedder is local else local.cosines,
+        lexicon=LexiconCache(path=lexicon_path(settings, settings.collection)).get,
     )
     services = Services(
         settings=settings, answers=pipeline, conversations=db, queries=db, activity=db,
@@ -165,14 +166,14 @@ async def _wire(
                    pipeline=pipeline, database=db)
 
 
-@contextlib.asynccontextmanager
-async def open_activity_log(settings: Settings) -> AsyncIterator[ActivityLog]:
-    """The activity log alone, without models or the vector store (``ragbot logs export``)."""
-    from storage.sqlite import SqliteStore
+async def export_activity_log(settings: Settings, out: TextIO, **filters: Any) -> int:
+    """Stream the activity log to ``out`` without opening models or the vector store.
 
+    ``ragbot logs export`` uses it; ``filters`` are ``storage.export.export_log``'s (fmt, since ...).
+    """
     db = await SqliteStore.open(settings.sqlite_path)
     try:
-        yield db
+        return await export_log(db, out, **filters)
     finally:
         await db.close()
 
@@ -205,6 +206,7 @@ async def ingest(
         source, store=runtime.store, embedder=runtime.embedder, collection=collection,
         base_url=base_url, progress=progress, title_repeat=settings.title_repeat, root=root,
         state_path=settings.data_dir / f"sitemap-{collection}.json",
+        lexicon=LexiconFile(path=lexicon_path(settings, collection)),
     )
 
 

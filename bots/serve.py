@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bots.runtime import build_runtime
+from bots.runtime import Runtime, build_runtime
 from core.errors import ConfigurationError
 from core.settings import Settings
 
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 EVENT_RETENTION_DAYS = 7
 
 
-def adapter_coroutines(settings: Settings, runtime: Any) -> dict[str, Coroutine[Any, Any, Any]]:
+def adapter_coroutines(settings: Settings, runtime: Runtime) -> dict[str, Coroutine[Any, Any, Any]]:
     """The adapters to run, by name, according to which credentials are set."""
     adapters: dict[str, Coroutine[Any, Any, Any]] = {}
     if settings.slack_bot_token is not None:
@@ -56,10 +56,8 @@ async def serve(settings: Settings, *, ready: asyncio.Event | None = None,
     tasks: dict[str, asyncio.Task[Any]] = {}
     code = 0
     try:
-        prune = getattr(runtime.services.events, "prune_events", None)
-        if prune is not None:
-            # Platforms retry for minutes, not weeks: older delivery ids only take space.
-            await prune(before=datetime.now(UTC) - timedelta(days=EVENT_RETENTION_DAYS))
+        # Platforms retry for minutes, not weeks: older delivery ids only take space.
+        await runtime.prune_events(before=datetime.now(UTC) - timedelta(days=EVENT_RETENTION_DAYS))
         stop = stop or asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -8,25 +8,18 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
+from bots.chat.notices import answer_text, notice_for
 from core.answer.citations import source_label
 from core.errors import InputError
-from core.models import AgentResponse, ResponseStatus
-
-_NOTICE = {
-    ResponseStatus.NO_RELEVANT_DOCUMENTS: "(not found in the docs)",
-    ResponseStatus.RETRIEVAL_FAILED: "(search failed)",
-    ResponseStatus.VALIDATION_FAILED: "(could not be fully checked against the docs)",
-}
+from core.models import AgentResponse
 
 
 def format_answer(response: AgentResponse) -> str:
-    """The answer, a status notice when it is not a plain answer, and numbered sources."""
-    lines = [response.response_text]
-    notice = _NOTICE.get(response.status)
-    if notice is None and response.low_confidence:
-        notice = "(low confidence: the docs only partly cover this, check the sources)"
+    """The answer, the notice of ``bots.chat.notices`` in brackets when there is one, and the sources."""
+    lines = [answer_text(response, response.reference_id)]
+    notice = notice_for(response).text
     if notice:
-        lines.append(notice)
+        lines.append(f"({notice})")
     if response.sources:
         lines.append("")
         lines.append("Sources:")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from bots.chat.ratelimit import RateLimiter
+from core.errors import ConfigurationError
 from core.fakes import FakeAnswerService, InMemoryStorage
-from core.models import AgentLogEntry, AgentResponse, EventType
 from core.protocols import (
     ActivityLog,
     AnswerService,
@@ -18,6 +20,9 @@ from core.protocols import (
 )
 from core.settings import Settings
 
+if TYPE_CHECKING:
+    from bots.chat.export import ExportBundle, ExportFormat, ExportSource
+
 
 @dataclass(kw_only=True)
 class Services:
@@ -25,6 +30,10 @@ class Services:
 
     ``bots/runtime.py:build_services`` builds the real one; ``fake_services`` builds
     one over in-memory fakes for tests.
+
+    Attributes:
+        exports: builds the admin export files (injected: adapters never import storage).
+        resources: what ``aclose`` closes, last opened first (the runtime's one exit stack).
     """
 
     settings: Settings
@@ -35,27 +44,24 @@ class Services:
     feedback: FeedbackStore
     events: EventLedger
     rate_limiter: RateLimiter
-    _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-
-    def add_closer(self, close: Callable[[], Awaitable[None]]) -> None:
-        """Register something to close with the services (closed in reverse order)."""
-        self._closers.append(close)
+    exports: ExportSource
+    resources: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
 
     async def aclose(self) -> None:
-        """Close everything in reverse order of opening; one failure does not skip the rest.
+        """Close everything in reverse order of opening; one failure does not skip the rest."""
+        await self.resources.aclose()
 
-        Raises:
-            Exception: the first closer's failure, after every closer has run.
-        """
-        closers, self._closers = list(reversed(self._closers)), []
-        first: BaseException | None = None
-        for close in closers:
-            try:
-                await close()
-            except Exception as exc:  # the store must still flush if an HTTP client fails
-                first = first or exc
-        if first is not None:
-            raise first
+
+class NoExports:
+    """The ExportSource of services without storage: every export says so."""
+
+    def parse_when(self, text: str) -> datetime:
+        """Refuse: there is nothing to export."""
+        raise ConfigurationError("log exports need ragbot's storage")
+
+    async def bundle(self, *, fmt: ExportFormat, since: datetime | None) -> ExportBundle:
+        """Refuse: there is nothing to export."""
+        raise ConfigurationError("log exports need ragbot's storage")
 
 
 def fake_services(
@@ -63,8 +69,9 @@ def fake_services(
     *,
     answers: AnswerService | None = None,
     storage: InMemoryStorage | None = None,
+    exports: ExportSource | None = None,
 ) -> Services:
-    """Services over in-memory fakes (FakeAnswerService, InMemoryStorage)."""
+    """Services over in-memory fakes (FakeAnswerService, InMemoryStorage); no exports unless given."""
     settings = settings or Settings(_env_file=None)  # type: ignore[call-arg]
     storage = storage or InMemoryStorage()
     return Services(
@@ -76,24 +83,5 @@ def fake_services(
         feedback=storage,
         events=storage,
         rate_limiter=RateLimiter(limit=settings.rate_limit_per_minute),
-    )
-
-
-async def log_sent(
-    activity: ActivityLog, response: AgentResponse, *, platform: str, execution_time: float | None = None
-) -> None:
-    """Write the ``response_sent`` entry once an adapter has delivered ``response``.
-
-    The pipeline logs every step up to ``response_generated``; only the adapter knows
-    when the answer actually reached the user, so it calls this right after posting.
-    """
-    await activity.log(
-        AgentLogEntry(
-            event_type=EventType.RESPONSE_SENT,
-            thread_id=response.thread_id,
-            query_id=response.query_id,
-            query_text=response.query_text or None,
-            response_summary=f"{platform}: {response.status.value}; {response.response_text[:200]}",
-            execution_time=execution_time,
-        )
+        exports=exports or NoExports(),
     )

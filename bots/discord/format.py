@@ -13,7 +13,10 @@ from urllib.parse import quote
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from core.answer.citations import neutralize_mentions
+from bots.chat.asking import Help, Refusal
+from bots.chat.asking import refusal_text as refusal_text_of
+from bots.chat.notices import Tone, answer_text, notice_for
+from bots.chat.text import neutralize_mentions, split_text, truncate
 from core.models import AgentResponse, ResponseStatus, Source
 
 TITLE_LIMIT = 256
@@ -38,18 +41,16 @@ GREY = discord.Colour(0x8B949E)
 RED = discord.Colour(0xDA3633)
 
 PLACEHOLDER = "Searching the docs…"
-NOT_FOUND_LABEL = "Not found in the docs"
-LOW_CONFIDENCE_LABEL = "Low confidence: check the sources before relying on this"
-FAILED_LABEL = "The search failed"
 
 
 def defuse(text: str) -> str:
     """Make mentions inert text, so nothing can ping even where allowed_mentions is ignored.
 
-    ``core.answer.citations.neutralize_mentions`` does the work (``<@id>``, ``<@!id>``, ``<@&role>``,
-    ``@everyone``, ``@here`` ... become ``@`` + zero-width space + a word); discord.py's
-    ``escape_mentions`` then also breaks ``@everyone``/``@here`` glued to a preceding word
-    (``x@everyone``), which the core leaves alone and Discord may still read as a mention.
+    ``core.answer.citations.neutralize_mentions`` (through ``bots.chat.text``) does the work
+    (``<@id>``, ``<@!id>``, ``<@&role>``, ``@everyone``, ``@here`` ... become ``@`` + zero-width
+    space + a word); discord.py's ``escape_mentions`` then also breaks ``@everyone``/``@here``
+    glued to a preceding word (``x@everyone``), which the core leaves alone and Discord may
+    still read as a mention.
 
     Args:
         text: text from a user, the knowledge base or a model.
@@ -60,87 +61,13 @@ def defuse(text: str) -> str:
     return escape_mentions(neutralize_mentions(text))
 
 
-def truncate(text: str, limit: int) -> str:
-    """Cut ``text`` to at most ``limit`` characters, ending with an ellipsis when cut.
-
-    Args:
-        text: any text.
-        limit: maximum length, at least 1.
-
-    Returns:
-        ``text`` itself when short enough, else its head plus "…".
-    """
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + "…"
-
-
-def split_text(text: str, limit: int, *, first: int | None = None) -> list[str]:
-    """Split ``text`` into pieces of at most ``limit`` characters at natural boundaries.
-
-    Prefers paragraph breaks, then line breaks, then sentence ends, then spaces; a
-    single word longer than ``limit`` is cut hard.
-
-    Args:
-        text: the text to split.
-        limit: maximum length of each piece, at least 1.
-        first: a smaller maximum for the first piece (it shares its embed with the sources).
-
-    Returns:
-        The pieces in order, none empty (one empty string for empty input).
-    """
-    pieces: list[str] = []
-    rest = text.strip()
-    while len(rest) > (size := limit if pieces or first is None else first):
-        window = rest[: size + 1]
-        cut = -1
-        for sep in ("\n\n", "\n", ". ", " "):
-            cut = window.rfind(sep, size // 3)
-            if cut > 0:
-                cut += len(sep) if sep == ". " else 0
-                break
-        if cut <= 0:
-            cut = size
-        pieces.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    pieces.append(rest)
-    return pieces
+#: Discord's look for each tone of ``bots.chat.notices``.
+TONE_COLOUR = {Tone.ANSWERED: GREEN, Tone.CAUTION: AMBER, Tone.NOT_FOUND: GREY, Tone.FAILED: RED}
 
 
 def status_colour(response: AgentResponse) -> discord.Colour:
-    """Colour of the embed: green answered, amber low confidence, grey not found, red failed.
-
-    Args:
-        response: the answer.
-
-    Returns:
-        The colour.
-    """
-    if response.status is ResponseStatus.RETRIEVAL_FAILED:
-        return RED
-    if response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS:
-        return GREY
-    if response.low_confidence:
-        return AMBER
-    return GREEN
-
-
-def status_label(response: AgentResponse) -> str | None:
-    """The plain-words line shown above an answer that is not a confident one.
-
-    Args:
-        response: the answer.
-
-    Returns:
-        The label, or None for a confident answer.
-    """
-    if response.status is ResponseStatus.RETRIEVAL_FAILED:
-        return FAILED_LABEL
-    if response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS:
-        return NOT_FOUND_LABEL
-    if response.low_confidence:
-        return LOW_CONFIDENCE_LABEL
-    return None
+    """Colour of the embed: green answered, amber low confidence, grey not found, red failed."""
+    return TONE_COLOUR[notice_for(response).tone]
 
 
 def _link_text(text: str) -> str:
@@ -208,13 +135,11 @@ def source_fields(sources: list[Source], *, budget: int = SOURCES_BUDGET) -> lis
     return [(name, "\n".join(value)) for name, value in fields]
 
 
-def _footer(response: AgentResponse, reference_id: str | None) -> str:
-    parts = [response.status.value.replace("_", " ")]
+def _footer(response: AgentResponse) -> str:
+    # The status is the colour and the core's text; only the confidence adds something.
     if response.status is ResponseStatus.ANSWERED:
-        parts.append(f"confidence {response.confidence_score:.0%}")
-    if reference_id:
-        parts.append(f"reference {reference_id}")
-    return truncate(" · ".join(parts), FOOTER_LIMIT)
+        return f"confidence {response.confidence_score:.0%}"
+    return ""
 
 
 def embed_size(embed: discord.Embed) -> int:
@@ -240,21 +165,19 @@ def answer_embeds(
     Args:
         response: the answer from the AnswerService.
         question: the question as asked (used for the title).
-        reference_id: id of the ``error`` log entry to quote when something failed;
+        reference_id: id of the ``error`` entry of a failed search, quoted when the text does not yet;
             defaults to ``response.reference_id``.
 
     Returns:
         The embeds, one per message, in reading order.
     """
-    reference_id = reference_id or response.reference_id
-    colour = status_colour(response)
+    notice = notice_for(response)
+    colour = TONE_COLOUR[notice.tone]
     title = truncate(defuse(" ".join(question.split())) or "Question", TITLE_LIMIT)
-    label = status_label(response)
-    text = defuse(response.response_text)
-    if response.status is ResponseStatus.RETRIEVAL_FAILED and reference_id:
-        text += f"\n\nReference: `{reference_id}` (an admin can look it up in the log export)."
+    label = notice.text
+    text = defuse(answer_text(response, reference_id or response.reference_id))
     fields = source_fields(response.sources)
-    footer = _footer(response, reference_id)
+    footer = _footer(response)
     fixed = len(title) + len(label or "") + len(footer) + sum(len(n) + len(v) for n, v in fields)
     first_limit = min(DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - fixed)
     pages = [p for p in split_text(text, DESCRIPTION_LIMIT, first=first_limit) if p] or ["(empty answer)"]
@@ -267,26 +190,18 @@ def answer_embeds(
                 embed.set_author(name=label)
             for name, value in fields:
                 embed.add_field(name=name, value=value, inline=False)
-        page_footer = footer if len(pages) == 1 else f"part {number}/{len(pages)} · {footer}"
-        embed.set_footer(text=truncate(page_footer, FOOTER_LIMIT))
+        page_footer = footer if len(pages) == 1 else f"part {number}/{len(pages)} · {footer}".rstrip(" ·")
+        if page_footer:
+            embed.set_footer(text=truncate(page_footer, FOOTER_LIMIT))
         embeds.append(embed)
     return embeds
 
 
-def failure_text(reason: str, reference_id: str) -> str:
-    """The short message shown when no answer could be produced.
-
-    Args:
-        reason: what went wrong, in a few plain words.
-        reference_id: id of the ``error`` log entry admins can look up.
-
-    Returns:
-        The message, mentions defused.
-    """
-    return defuse(
-        f"Sorry, I could not answer that: {reason}. "
-        f"Reference: `{reference_id}` (an admin can look it up in the log export)."
-    )
+def refusal_text(refusal: Refusal) -> str:
+    """The private reply to a question that was not asked: how to ask, too long, or too fast."""
+    if isinstance(refusal, Help):
+        return "Please type a question after `/ask`, for example `/ask question: How do I install ragbot?`"
+    return refusal_text_of(refusal)
 
 
 def thread_name(question: str) -> str:

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
+from bots.chat import text as text_rules
+from bots.chat.asking import Answered, Help, Invalid, Outcome, Refusal, TooLong, problem_text, refusal_text
+from bots.chat.feedback import Vote
+from bots.chat.notices import Tone, answer_text, notice_for
 from core.answer.citations import CITATION_RE, cited_indices
-from core.models import AgentResponse, ResponseStatus, Source
+from core.models import AgentResponse, Source
 
 #: Slack's limit for the text of one section block (and any text object).
 SECTION_TEXT_LIMIT = 3000
@@ -22,14 +26,10 @@ SECTION_TEXT_LIMIT = 3000
 MAX_BLOCKS = 50
 #: Keep the notification fallback well under Slack's 4000 characters.
 FALLBACK_TEXT_LIMIT = 3000
-#: Answers scoring below this get a "check the sources" notice.
-
 ACTION_UP = "ragbot_feedback_up"
 ACTION_DOWN = "ragbot_feedback_down"
 FEEDBACK_BLOCK_ID = "ragbot_feedback"
 PLACEHOLDER_TEXT = "Searching the docs..."
-
-Vote = Literal[1, -1]
 
 _MARKUP_RE = re.compile(r"<([^<>]+)>")
 _SPACES_RE = re.compile(r"[ \t]+")
@@ -53,6 +53,22 @@ def _link_url(url: str) -> str:
         url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E")
         .replace("|", "%7C").replace(" ", "%20")
     )
+
+
+_MD_LINK_RE = re.compile(r"\[([^\]\n]{1,200})\]\((https?://[^\s)|]+)\)")
+_MD_BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
+_FENCE_LANG_RE = re.compile(r"^(\s*)```[\w+.-]+[ \t]*$", re.MULTILINE)
+
+
+def markdown_to_mrkdwn(escaped: str) -> str:
+    """Turn the Markdown that docs quote into Slack mrkdwn (input already escaped).
+
+    ``[text](https://...)`` becomes ``<url|text>``, ``**bold**`` becomes ``*bold*`` and a
+    fence's language tag is dropped (Slack would print it as the first code line).
+    """
+    text = _MD_LINK_RE.sub(lambda m: f"<{m.group(2).replace(' ', '%20')}|{m.group(1)}>", escaped)
+    text = _MD_BOLD_RE.sub(r"*\1*", text)
+    return _FENCE_LANG_RE.sub(r"\1```", text)
 
 
 def link(url: str, label: str) -> str:
@@ -127,15 +143,8 @@ def link_citations(escaped_text: str, sources: Sequence[Source]) -> str:
     return CITATION_RE.sub(_replace, escaped_text)
 
 
-def _cut_point(text: str, limit: int) -> int:
-    window = text[:limit]
-    cut = limit
-    for sep in ("\n\n", "\n", ". ", " "):
-        at = window.rfind(sep)
-        if at > limit // 2:
-            cut = at + len(sep)
-            break
-    # Never cut a <url|label> link or an &entity; in two.
+def keep_whole(text: str, cut: int) -> int:
+    """Move ``cut`` back so it falls outside any ``<url|label>`` link and ``&entity;``."""
     opened, closed = text.rfind("<", 0, cut), text.rfind(">", 0, cut)
     if opened > closed and opened > 0:
         cut = opened
@@ -146,33 +155,12 @@ def _cut_point(text: str, limit: int) -> int:
 
 
 def split_text(text: str, *, limit: int = SECTION_TEXT_LIMIT) -> list[str]:
-    """Split mrkdwn into pieces of at most ``limit`` characters.
-
-    Args:
-        text: escaped mrkdwn, possibly with links.
-        limit: maximum piece length.
-
-    Returns:
-        Non-empty pieces, cut at paragraph, line, sentence or word boundaries when
-        possible and never inside a link or entity.
-    """
-    pieces: list[str] = []
-    rest = text.strip()
-    while len(rest) > limit:
-        cut = _cut_point(rest, limit)
-        piece = rest[:cut].rstrip()
-        if piece:
-            pieces.append(piece)
-        rest = rest[cut:].lstrip()
-    if rest:
-        pieces.append(rest)
-    return pieces
+    """Split mrkdwn into pieces of at most ``limit`` characters, never inside a link or entity."""
+    return [piece for piece in text_rules.split_text(text, limit, keep_whole=keep_whole) if piece]
 
 
 def _truncate(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[: _cut_point(text, limit - 1)].rstrip() + "…"
+    return text_rules.truncate(text, limit, keep_whole=keep_whole)
 
 
 def _section(text: str) -> dict[str, Any]:
@@ -230,43 +218,35 @@ def feedback_block(response_id: str) -> dict[str, Any]:
     }
 
 
-def notice_for(response: AgentResponse) -> str | None:
-    """The warning shown above an answer, if its status or confidence calls for one.
-
-    Args:
-        response: the pipeline's response.
-
-    Returns:
-        mrkdwn notice, or None for a confident answer.
-    """
-    if response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS:
-        return (":mag: I couldn't find this in the docs, so I won't guess. "
-                "Try rephrasing with the words the docs would use.")
-    if response.status is ResponseStatus.VALIDATION_FAILED:
-        return (":warning: I couldn't check every sentence of this answer against the docs; "
-                "please verify it in the sources.")
-    if response.status is ResponseStatus.RETRIEVAL_FAILED:
-        return ":x: I couldn't search the docs just now."
-    if response.low_confidence:
-        return ":warning: Low confidence: the docs only partly cover this, so check the sources."
-    return None
+#: Slack's look for each tone of ``bots.chat.notices``.
+TONE_EMOJI = {Tone.ANSWERED: "", Tone.CAUTION: ":warning:", Tone.NOT_FOUND: ":mag:", Tone.FAILED: ":x:"}
 
 
-def answer_message(response: AgentResponse) -> dict[str, Any]:
+def notice_line(response: AgentResponse) -> str | None:
+    """The notice of ``bots.chat.notices`` as mrkdwn, or None when the status has none."""
+    notice = notice_for(response)
+    if notice.text is None:
+        return None
+    return f"{TONE_EMOJI[notice.tone]} {escape(notice.text)}".strip()
+
+
+def answer_message(response: AgentResponse, reference_id: str | None = None) -> dict[str, Any]:
     """Render a response as Block Kit: notice, answer sections, sources, feedback buttons.
 
     Args:
         response: the pipeline's response (any status).
+        reference_id: the error entry of a failed search, quoted when the text does not yet.
 
     Returns:
         ``{"text": fallback, "blocks": [...]}`` within Slack's limits.
     """
-    body = link_citations(escape(response.response_text), response.sources)
-    notice = notice_for(response)
+    body = link_citations(markdown_to_mrkdwn(escape(answer_text(response, reference_id))), response.sources)
+    notice = notice_line(response)
     sources = sources_text(response.sources)
     head = [_context(notice)] if notice else []
     tail = [_context(sources)] if sources else []
-    tail.append(feedback_block(response.response_id))
+    if notice_for(response).feedback:
+        tail.append(feedback_block(response.response_id))
 
     pieces = split_text(body)
     room = MAX_BLOCKS - len(head) - len(tail)
@@ -298,60 +278,20 @@ def help_message() -> dict[str, Any]:
     )
 
 
-def failure_message(reason: str, reference_id: str | None) -> dict[str, Any]:
-    """The reply when answering failed unexpectedly.
-
-    Args:
-        reason: short, user-facing reason (escaped here).
-        reference_id: id of the ``error`` log entry an admin can look up.
-
-    Returns:
-        A message naming the reason and the reference id.
-    """
-    text = f":x: Sorry, I couldn't answer that: {escape(reason)}."
-    if reference_id:
-        text += f" If it keeps happening, give an admin this reference: `{escape(reference_id)}`."
-    return _simple(text)
+def outcome_message(outcome: Outcome) -> dict[str, Any]:
+    """The message that replaces the placeholder: the answer, or why there is none."""
+    if isinstance(outcome, Answered):
+        return answer_message(outcome.response, outcome.reference_id)
+    emoji = ":pencil2:" if isinstance(outcome, Invalid) else ":x:"
+    return _simple(f"{emoji} {escape(problem_text(outcome))}")
 
 
-def invalid_question_message(problem: str) -> dict[str, Any]:
-    """The reply to a question that breaks a validation rule.
-
-    Args:
-        problem: the validation error's message, naming the bad value.
-
-    Returns:
-        A polite message quoting the problem.
-    """
-    return _simple(f":pencil2: I can't take that question as it is: {escape(problem)}. "
-                   "Could you shorten or rephrase it?")
-
-
-def rate_limited_message(retry_after: float) -> dict[str, Any]:
-    """The reply to a user over the per-user question limit.
-
-    Args:
-        retry_after: seconds until the user may ask again.
-
-    Returns:
-        A polite message with the waiting time.
-    """
-    seconds = max(1, round(retry_after))
-    return _simple(f":hourglass: You're asking faster than I can keep up. "
-                   f"Please try again in {seconds} s.")
-
-
-def feedback_thanks(vote: int) -> str:
-    """The ephemeral thanks after a feedback click.
-
-    Args:
-        vote: +1 or -1.
-
-    Returns:
-        Plain mrkdwn text.
-    """
-    emoji, other = (":+1:", ":-1:") if vote > 0 else (":-1:", ":+1:")
-    return f"Thanks for the feedback ({emoji} recorded). Click {other} to change your vote."
+def refusal_message(refusal: Refusal) -> dict[str, Any]:
+    """The reply to a question that was not asked: help, too long, or too fast."""
+    if isinstance(refusal, Help):
+        return help_message()
+    emoji = ":pencil2:" if isinstance(refusal, TooLong) else ":hourglass:"
+    return _simple(f"{emoji} {escape(refusal_text(refusal))}")
 
 
 def vote_for_action(action_id: str) -> Vote | None:

@@ -7,26 +7,20 @@ import csv
 import io
 import json
 import re
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 import discord
 import pytest
-from pydantic import SecretStr
 
+from bots.chat.notices import LOW_CONFIDENCE
 from bots.chat.services import Services, fake_services
 from bots.discord import format as fmt
-from bots.discord.client import (
-    RagbotDiscord,
-    feedback_view,
-    parse_since,
-    run_discord,
-    sync_commands,
-)
+from bots.discord.client import run_discord, sync_commands
+from bots.discord.feedback import feedback_view
 from core.errors import QueryValidationError
-from core.fakes import FakeAnswerService, InMemoryStorage
+from core.fakes import InMemoryStorage
 from core.models import (
     AgentResponse,
     EventType,
@@ -35,36 +29,26 @@ from core.models import (
     RetrievedChunk,
     Source,
 )
-from core.settings import Settings
+from tests.bots.drivers import (
+    NONE_MENTIONS,
+    connected,
+    eventually,
+    every_send_silenced,
+    logged_in,
+    run,
+    services_over,
+)
+from tests.bots.drivers import Answers as RecordingAnswers
+from tests.bots.drivers import discord_settings as settings
 from tests.support.fake_discord import (
     ADMIN_ROLE_ID,
     APP_ID,
     CHANNEL_ID,
-    FAKE_TOKEN,
     GUILD_ID,
     USER_ID,
     FakeDiscord,
     thread_payload,
 )
-
-NONE_MENTIONS: dict[str, list[str]] = {"parse": []}
-
-
-def settings(**overrides: Any) -> Settings:
-    return Settings(_env_file=None, discord_token=SecretStr(FAKE_TOKEN), **overrides)  # type: ignore[call-arg]
-
-
-class RecordingAnswers(FakeAnswerService):
-    """FakeAnswerService that also keeps the responses it returned (for their response_id)."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.responses: list[AgentResponse] = []
-
-    async def answer(self, question: str, **kwargs: Any) -> AgentResponse:
-        result = await super().answer(question, **kwargs)
-        self.responses.append(result)
-        return result
 
 
 def services_with(
@@ -72,7 +56,7 @@ def services_with(
 ) -> tuple[Services, RecordingAnswers, InMemoryStorage]:
     answers = answers or RecordingAnswers()
     storage = storage or InMemoryStorage()
-    return fake_services(settings(**overrides), answers=answers, storage=storage), answers, storage
+    return services_over(settings(**overrides), storage, answers), answers, storage
 
 
 @pytest.fixture
@@ -81,59 +65,6 @@ async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
     server.patch(monkeypatch)
     yield server
     await server.close()
-
-
-@asynccontextmanager
-async def logged_in(services: Services) -> AsyncIterator[RagbotDiscord]:
-    """A client logged in over REST only (setup_hook ran), for calling commands directly."""
-    async with RagbotDiscord(services=services) as client:
-        await client.login(FAKE_TOKEN)
-        yield client
-
-
-@asynccontextmanager
-async def connected(services: Services) -> AsyncIterator[RagbotDiscord]:
-    """A client connected through the fake gateway, ready for interactions."""
-    async with RagbotDiscord(services=services) as client:
-        # discord.py waits this long after the last GUILD_CREATE before "ready"; 2 s by default.
-        client._connection.guild_ready_timeout = 0.05
-        task = asyncio.create_task(client.start(FAKE_TOKEN))
-        try:
-            await asyncio.wait_for(client.wait_until_ready(), 10)
-            yield client
-        finally:
-            await client.close()
-            await task
-
-
-async def run(client: RagbotDiscord, payload: dict[str, Any]) -> None:
-    """Build the Interaction from the raw payload as discord.py does and run the command to the end."""
-    interaction: discord.Interaction[Any] = discord.Interaction(
-        data=payload, state=client._connection  # type: ignore[arg-type]
-    )
-    # _call is what CommandTree runs for an INTERACTION_CREATE; awaiting it directly keeps tests sequential.
-    await client.tree._call(interaction)
-
-
-async def eventually(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Poll ``predicate`` until truthy: storage writes have no event to wait on."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not (value := predicate()):
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-    return value
-
-
-def every_send_silenced(fake: FakeDiscord) -> None:
-    """Every message-creating or -editing call carried allowed_mentions == {"parse": []}."""
-    sends = [c for c in fake.calls
-             if c.method in ("POST", "PATCH") and ("webhooks" in c.path or c.path.endswith("/messages")
-                                                   or ("messages/" in c.path and "threads" not in c.path))]
-    sends += [c for c in fake.calls if c.path.endswith("/callback") and c.json["type"] == 4]
-    assert sends
-    for call in sends:
-        body = call.json.get("data", call.json) if call.path.endswith("/callback") else call.json
-        assert body["allowed_mentions"] == NONE_MENTIONS, call
 
 
 def response(status: ResponseStatus = ResponseStatus.ANSWERED, *, text: str = "Answer [1].",
@@ -162,15 +93,21 @@ def test_embed_has_title_sources_and_green_colour() -> None:
     assert embed.author.name is None
 
 
-@pytest.mark.parametrize(("status", "colour", "label"), [
-    (ResponseStatus.NO_RELEVANT_DOCUMENTS, fmt.GREY, fmt.NOT_FOUND_LABEL),
-    (ResponseStatus.VALIDATION_FAILED, fmt.AMBER, fmt.LOW_CONFIDENCE_LABEL),
-    (ResponseStatus.RETRIEVAL_FAILED, fmt.RED, fmt.FAILED_LABEL),
+@pytest.mark.parametrize(("status", "colour"), [
+    (ResponseStatus.NO_RELEVANT_DOCUMENTS, fmt.GREY),
+    (ResponseStatus.VALIDATION_FAILED, fmt.AMBER),
+    (ResponseStatus.RETRIEVAL_FAILED, fmt.RED),
 ])
-def test_status_colour_and_plain_label(status: ResponseStatus, colour: discord.Colour, label: str) -> None:
+def test_status_colour_and_no_second_label(status: ResponseStatus, colour: discord.Colour) -> None:
+    # The core's text says what happened; a label above it would say it twice.
     [embed] = fmt.answer_embeds(response(status, sources=0), question="q")
     assert embed.colour == colour
-    assert embed.author.name == label
+    assert embed.author.name is None and embed.description == "Answer [1]."
+
+
+def test_low_confidence_answer_is_amber_with_the_shared_notice() -> None:
+    [embed] = fmt.answer_embeds(response(confidence_score=0.1), question="q")
+    assert embed.colour == fmt.AMBER and embed.author.name == LOW_CONFIDENCE.text
 
 
 def test_failed_grounding_is_amber() -> None:
@@ -219,20 +156,9 @@ def test_source_line_escapes_brackets_and_skips_non_http_links() -> None:
     assert fmt.source_line(local) == r"[2] A \[b\] \*c\*"
 
 
-def test_split_text_prefers_boundaries_and_cuts_long_words() -> None:
-    assert fmt.split_text("aaa bbb ccc", 7) == ["aaa bbb", "ccc"]
-    assert fmt.split_text("x" * 10, 4) == ["xxxx", "xxxx", "xx"]
+def test_thread_name_fits_discord() -> None:
     assert fmt.thread_name("q " * 200).endswith("…") and len(fmt.thread_name("q " * 200)) <= 100
-
-
-def test_parse_since_accepts_dates_and_durations() -> None:
-    now = datetime(2025, 2, 1, tzinfo=UTC)
-    assert parse_since("7d", now=now) == now - timedelta(days=7)
-    assert parse_since("2025-01-31") == datetime(2025, 1, 31, tzinfo=UTC)
-    assert parse_since(None) is None
-    assert parse_since("  ") is None
-    with pytest.raises(ValueError, match="not a date"):
-        parse_since("yesterday")
+    assert fmt.thread_name("   ") == "ragbot answer"
 
 
 async def test_feedback_view_has_persistent_custom_ids() -> None:
@@ -247,10 +173,8 @@ async def test_feedback_view_has_persistent_custom_ids() -> None:
 # --------------------------------------------------------------------------- commands sync
 
 
-async def test_setup_hook_syncs_to_each_guild_with_admin_default(fake: FakeDiscord) -> None:
-    services, _, _ = services_with(discord_guild_ids=[str(GUILD_ID)])
-    async with logged_in(services):
-        pass
+async def test_sync_commands_to_each_guild_with_admin_default(fake: FakeDiscord) -> None:
+    await sync_commands(settings(discord_guild_ids=[str(GUILD_ID)]))
     [path] = fake.commands
     assert path == f"/applications/{APP_ID}/guilds/{GUILD_ID}/commands"
     commands = {c["name"]: c for c in fake.commands[path]}
@@ -265,6 +189,15 @@ async def test_sync_commands_without_guilds_is_global(fake: FakeDiscord) -> None
     await sync_commands(settings())
     assert list(fake.commands) == [f"/applications/{APP_ID}/commands"]
     assert not fake.calls_to("GET", "/gateway")  # sync never opens the gateway
+
+
+async def test_starting_the_bot_does_not_sync_commands(fake: FakeDiscord) -> None:
+    # discord.py advises syncing only when the commands change: `ragbot discord sync` does it.
+    services, _, _ = services_with(discord_guild_ids=[str(GUILD_ID)])
+    async with connected(services):
+        pass
+    assert fake.identified.is_set() and fake.commands == {}
+    assert not [c for c in fake.calls if c.path.endswith("/commands")]
 
 
 # --------------------------------------------------------------------------- /ask, unit level
@@ -359,7 +292,7 @@ async def test_service_validation_error_is_polite(fake: FakeDiscord) -> None:
         payload = fake.slash_payload("ask", {"question": "ok?", "private": True})
         await run(client, payload)
     [message] = fake.messages_for(payload)
-    assert message["content"].startswith("I can't take that question: query_text mentions")
+    assert message["content"].startswith("I can't take that question as it is: query_text mentions")
     assert message["flags"] & 64
 
 
@@ -409,9 +342,15 @@ async def test_retrieval_failure_gives_reason_and_logged_reference(fake: FakeDis
     [error] = [e for e in storage.entries if e.event_type is EventType.ERROR]
     embed = fake.messages_for(payload)[0]["edits"][0]["embeds"][0]
     assert "The search index is unavailable." in embed["description"]
-    assert f"Reference: `{error.entry_id}`" in embed["description"]
+    assert embed["description"].count(error.entry_id) == 1
+    assert f"give an admin this reference: `{error.entry_id}`" in embed["description"]
+    assert not embed.get("footer") and not message_components(fake, payload)  # nothing to rate
     assert embed["color"] == fmt.RED.value
     assert error.thread_id == payload_thread(fake, payload)
+
+
+def message_components(fake: FakeDiscord, payload: dict[str, Any]) -> list[Any]:
+    return list(fake.messages_for(payload)[0]["edits"][0].get("components") or [])
 
 
 def payload_thread(fake: FakeDiscord, payload: dict[str, Any]) -> str:
@@ -427,7 +366,7 @@ async def test_service_exception_gives_reference_never_silence(fake: FakeDiscord
     [error] = [e for e in storage.entries if e.event_type is EventType.ERROR]
     assert "RuntimeError: boom" in (error.error_details or "")
     content = fake.messages_for(payload)[0]["edits"][0]["content"]
-    assert content.startswith("Sorry, I could not answer that") and error.entry_id in content
+    assert content.startswith("Sorry, I couldn't answer that") and error.entry_id in content
 
 
 async def test_unexpected_error_is_logged_and_reported(
@@ -504,8 +443,9 @@ async def test_admin_export_sends_log_and_feedback_files(fake: FakeDiscord, file
 
 
 async def test_admin_role_may_export_since(fake: FakeDiscord) -> None:
+    # Member.roles needs the guild's roles: connected through the gateway, as in production.
     services, _, _ = services_with(discord_admin_role_ids=[str(ADMIN_ROLE_ID)])
-    async with logged_in(services) as client:
+    async with connected(services) as client:
         payload = fake.slash_payload("export-logs", {"since": "1d"}, roles=(ADMIN_ROLE_ID,))
         await run(client, payload)
     [message] = fake.messages_for(payload)
@@ -518,18 +458,19 @@ async def test_export_with_unreadable_since_answers_privately(
 ) -> None:
     if raised is not None:
         # parse_when once let OverflowError escape; the admin must still get a reply.
-        def failing(text: str, *, now: datetime | None = None) -> datetime:
+        def failing(text: str) -> datetime:
             raise raised
 
-        monkeypatch.setattr("bots.discord.client.parse_when", failing)
     services, _, storage = services_with(discord_admin_user_ids=[str(USER_ID)])
+    if raised is not None:
+        monkeypatch.setattr(services.exports, "parse_when", failing)
     async with logged_in(services) as client:
         payload = fake.slash_payload("export-logs", {"since": "99999999999d"})
         await run(client, payload)
     callback = fake.callbacks[int(payload["id"])]
     assert callback["type"] == 4 and callback["data"]["flags"] & 64
     content = callback["data"]["content"]
-    assert "couldn't read `since`" in content and "7d" in content
+    assert "'99999999999d' is not a start" in content and "Usage:" in content and "7d" in content
     assert ("out of range" if raised else "'99999999999d'") in content
     assert not [c for c in fake.calls if c.files]
     assert not [e for e in storage.entries if e.event_type in (EventType.ADMIN_EXPORT, EventType.ERROR)]
@@ -592,4 +533,4 @@ async def test_run_discord_starts_and_stops_cleanly(fake: FakeDiscord) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert fake.commands  # setup_hook synced before the gateway
+    assert not fake.commands  # `ragbot discord sync` registers them, not every start

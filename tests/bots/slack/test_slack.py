@@ -13,26 +13,18 @@ import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urlencode
 
 import aiohttp
 import pytest
-from aiohttp import ClientResponse
-from aiohttp.test_utils import TestClient, TestServer
-from slack_sdk.signature import SignatureVerifier
 
+from bots.chat.export import ExportUsageError
 from bots.chat.services import Services, fake_services
+from bots.runtime import StorageExports
 from bots.slack import format as fmt
-from bots.slack.app import (
-    RagbotSlackApp,
-    build_slack_app,
-    parse_export_args,
-    run_slack,
-    slack_thread_id,
-    slack_web_app,
-)
+from bots.slack.app import build_slack_app, run_slack
+from bots.slack.listeners import parse_export_args, slack_thread_id
 from core.errors import ConfigurationError, QueryValidationError
-from core.fakes import FakeAnswerService, InMemoryStorage
+from core.fakes import InMemoryStorage
 from core.models import (
     AgentLogEntry,
     AgentResponse,
@@ -43,161 +35,22 @@ from core.models import (
     Source,
     TurnRole,
 )
-from core.protocols import ConversationStore
 from core.settings import Settings
-from storage.export import LOG_COLUMNS
+from storage.export import LOG_COLUMNS, parse_when
+from tests.bots.drivers import (
+    TEAM,
+    TOKEN,
+    Answers,
+    all_text,
+    event_body,
+    mention,
+    message,
+    services_over,
+    signed_headers,
+)
+from tests.bots.drivers import SlackHarness as Harness
+from tests.bots.drivers import slack_settings as make_settings
 from tests.support.fake_slack import FakeSlack
-
-SECRET = "test-signing-secret"
-TOKEN = "xoxb-test"
-TEAM = "T1"
-
-
-class Answers(FakeAnswerService):
-    """FakeAnswerService that, like the real pipeline, remembers turns; keeps its responses."""
-
-    def __init__(self, conversations: ConversationStore, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.conversations = conversations
-        self.responses: list[AgentResponse] = []
-        self.reference_id: str | None = None
-
-    async def answer(
-        self, question: str, *, thread_id: str | None = None, user_id: str | None = None,
-        user_context: str | None = None,
-    ) -> AgentResponse:
-        response = await super().answer(question, thread_id=thread_id, user_id=user_id,
-                                        user_context=user_context)
-        if self.reference_id:
-            response = response.model_copy(update={"reference_id": self.reference_id})
-        if thread_id:
-            await self.conversations.add_turn(ConversationTurn(thread_id=thread_id, role=TurnRole.USER,
-                                                               content=question))
-            await self.conversations.add_turn(ConversationTurn(
-                thread_id=thread_id, role=TurnRole.ASSISTANT, content=response.response_text,
-                response_id=response.response_id,
-            ))
-        self.responses.append(response)
-        return response
-
-
-def make_settings(fake: FakeSlack, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "slack_bot_token": TOKEN, "slack_signing_secret": SECRET, "slack_api_url": fake.api_url,
-        **overrides,
-    }
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
-
-
-class Harness:
-    """One ragbot Slack app served on a loopback port, talking to ``fake``."""
-
-    def __init__(self, fake: FakeSlack, services: Services) -> None:
-        self.fake = fake
-        self.services = services
-        self.app = build_slack_app(services=services)
-        assert isinstance(self.app, RagbotSlackApp)
-        self.client = TestClient(TestServer(slack_web_app(self.app)))
-        self._n = 0
-
-    async def __aenter__(self) -> Harness:
-        await self.client.start_server()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.drain()
-        await self.client.close()
-
-    async def drain(self) -> None:
-        assert isinstance(self.app, RagbotSlackApp)
-        await self.app.bot.drain(timeout=5)
-
-    async def settle(self) -> None:
-        """Wait until our listeners are done and the fake heard nothing more."""
-        await self.drain()
-        await self.fake.settle()
-
-    async def post(self, body: str, *, content_type: str, timestamp: int | None = None,
-                   signature: str | None = None, headers: dict[str, str] | None = None) -> ClientResponse:
-        ts = str(timestamp if timestamp is not None else int(time.time()))
-        sig = signature or SignatureVerifier(SECRET).generate_signature(timestamp=ts, body=body)
-        assert sig is not None
-        return await self.client.post("/slack/events", data=body.encode(), headers={
-            "Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig,
-            **(headers or {}),
-        })
-
-    async def event(
-        self, event: dict[str, Any], *, event_id: str | None = None, **kwargs: Any
-    ) -> ClientResponse:
-        self._n += 1
-        body = json.dumps({
-            "token": "unused", "team_id": TEAM, "api_app_id": "A1", "type": "event_callback",
-            "event_id": event_id or f"Ev{self._n:04d}", "event_time": int(time.time()), "event": event,
-        })
-        return await self.post(body, content_type="application/json", **kwargs)
-
-    async def form(self, fields: dict[str, str]) -> ClientResponse:
-        return await self.post(urlencode(fields), content_type="application/x-www-form-urlencoded")
-
-    async def click(self, action_id: str, response_id: str, *, user: str = "U1",
-                    thread_ts: str = "100.000001") -> ClientResponse:
-        payload = {
-            "type": "block_actions", "team": {"id": TEAM}, "user": {"id": user}, "api_app_id": "A1",
-            "channel": {"id": "C1"}, "trigger_id": "1.2.3",
-            "container": {"type": "message", "message_ts": "100.000009", "channel_id": "C1",
-                          "thread_ts": thread_ts},
-            "message": {"ts": "100.000009", "thread_ts": thread_ts, "text": "answer"},
-            "actions": [{"type": "button", "action_id": action_id, "block_id": fmt.FEEDBACK_BLOCK_ID,
-                         "value": response_id, "action_ts": "100.1"}],
-        }
-        return await self.form({"payload": json.dumps(payload)})
-
-    async def command(self, text: str, *, user: str) -> ClientResponse:
-        return await self.form({
-            "token": "unused", "team_id": TEAM, "channel_id": "C1", "user_id": user,
-            "command": "/ragbot-export", "text": text, "trigger_id": "1.2.3",
-            "response_url": f"{self.fake.root}/response",
-        })
-
-
-def mention(text: str = "<@UBOT> how do I install ragbot?", *, ts: str = "100.000001",
-            channel: str = "C1", user: str = "U1", thread_ts: str | None = None) -> dict[str, Any]:
-    event = {"type": "app_mention", "user": user, "text": text, "ts": ts, "channel": channel,
-             "event_ts": ts, "team": TEAM}
-    if thread_ts:
-        event["thread_ts"] = thread_ts
-    return event
-
-
-def message(text: str, *, ts: str, channel: str = "C1", user: str | None = "U1",
-            thread_ts: str | None = None, channel_type: str = "channel", **extra: Any) -> dict[str, Any]:
-    event: dict[str, Any] = {"type": "message", "text": text, "ts": ts, "channel": channel,
-                             "channel_type": channel_type, "event_ts": ts, "team": TEAM, **extra}
-    if user:
-        event["user"] = user
-    if thread_ts:
-        event["thread_ts"] = thread_ts
-    return event
-
-
-def all_text(blocks: list[dict[str, Any]]) -> str:
-    """Every text string inside ``blocks``."""
-    out: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "text" and isinstance(value, str):
-                    out.append(value)
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(blocks)
-    return "\n".join(out)
 
 
 @pytest.fixture
@@ -218,7 +71,7 @@ def answers(storage: InMemoryStorage) -> Answers:
 
 
 def services_for(fake: FakeSlack, storage: InMemoryStorage, answers: Answers, **overrides: Any) -> Services:
-    return fake_services(make_settings(fake, **overrides), answers=answers, storage=storage)
+    return services_over(make_settings(fake, **overrides), storage, answers)
 
 
 @pytest.fixture
@@ -403,7 +256,8 @@ async def test_retry_after_restart_with_sqlite_store(fake: FakeSlack, tmp_path: 
             answers = Answers(db)
             services = Services(settings=settings, answers=answers, conversations=db, queries=db,
                                 activity=db, feedback=db, events=db,
-                                rate_limiter=fake_services(settings).rate_limiter)
+                                rate_limiter=fake_services(settings).rate_limiter,
+                                exports=StorageExports(log=db, feedback=db))
             async with Harness(fake, services) as slack:
                 await slack.event(mention(), event_id="EvSqlite")
                 if attempt == 0:
@@ -472,7 +326,8 @@ async def test_retrieval_failed_shows_the_pipelines_reference(
     await slack.event(mention())
     [update] = await fake.wait_for("chat.update")
     await slack.drain()
-    assert "couldn't search the docs" in update["text"] and f"`{entry.entry_id}`" in update["text"]
+    assert "Retrieval failed." in update["text"] and f"`{entry.entry_id}`" in update["text"]
+    assert not [b for b in update["blocks"] if b["type"] == "actions"]  # nothing to rate
     assert [e.entry_id for e in storage.entries if e.event_type is EventType.ERROR] == [entry.entry_id]
     assert any(e.event_type is EventType.RESPONSE_SENT for e in storage.entries)
 
@@ -652,11 +507,12 @@ async def test_export_acks_with_usage_whatever_the_parser_raises(
     fake: FakeSlack, storage: InMemoryStorage, answers: Answers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # parse_when once let OverflowError escape; an un-acked command shows the admin a timeout.
-    def overflowing(text: str, *, now: datetime | None = None) -> datetime:
+    def overflowing(text: str) -> datetime:
         raise OverflowError("date value out of range")
 
-    monkeypatch.setattr("bots.slack.app.parse_when", overflowing)
-    async with Harness(fake, services_for(fake, storage, answers, slack_admin_user_ids="UADMIN")) as slack:
+    services = services_for(fake, storage, answers, slack_admin_user_ids="UADMIN")
+    monkeypatch.setattr(services.exports, "parse_when", overflowing)
+    async with Harness(fake, services) as slack:
         resp = await slack.command("csv 99999999999d", user="UADMIN")
         reply = await resp.text()
         await slack.settle()
@@ -666,15 +522,21 @@ async def test_export_acks_with_usage_whatever_the_parser_raises(
 
 def test_parse_export_args() -> None:
     now = datetime(2025, 3, 10, 12, tzinfo=UTC)
-    assert parse_export_args("", now=now) == ("jsonl", None)
-    assert parse_export_args("CSV 7d", now=now) == ("csv", now - timedelta(days=7))
-    assert parse_export_args("12h jsonl", now=now) == ("jsonl", now - timedelta(hours=12))
-    assert parse_export_args("csv 2W", now=now) == ("csv", now - timedelta(weeks=2))
-    assert parse_export_args("2025-01-31", now=now) == ("jsonl", datetime(2025, 1, 31, tzinfo=UTC))
-    assert parse_export_args("2025-01-31T08:00:00+02:00", now=now)[1] == datetime(2025, 1, 31, 6, tzinfo=UTC)
-    for bad in ("xml", "7x", "csv csv", "7d 2025-01-01", "99999999999d"):
-        with pytest.raises(ValueError, match="is not a format"):
-            parse_export_args(bad, now=now)
+
+    def parse(text: str) -> tuple[str, datetime | None]:
+        request = parse_export_args(text, lambda token: parse_when(token, now=now))
+        return request.fmt, request.since
+
+    assert parse("") == ("jsonl", None)
+    assert parse("CSV 7d") == ("csv", now - timedelta(days=7))
+    assert parse("12h jsonl") == ("jsonl", now - timedelta(hours=12))
+    assert parse("csv 2W") == ("csv", now - timedelta(weeks=2))
+    assert parse("2025-01-31") == ("jsonl", datetime(2025, 1, 31, tzinfo=UTC))
+    assert parse("2025-01-31T08:00:00+02:00")[1] == datetime(2025, 1, 31, 6, tzinfo=UTC)
+    for bad, problem in (("xml", "is not a format"), ("7x", "is not a format"), ("csv csv", "repeats"),
+                         ("7d 2025-01-01", "second start"), ("99999999999d", "is not a format")):
+        with pytest.raises(ExportUsageError, match=problem):
+            parse(bad)
 
 
 # --------------------------------------------------------------------------- HTTP app and config
@@ -705,14 +567,9 @@ async def test_run_slack_serves_http_mode_until_cancelled(
                             if resp.status == 200:
                                 break
                     await asyncio.sleep(0.02)
-            body = json.dumps({"type": "event_callback", "team_id": TEAM, "event_id": "EvRun",
-                               "event": mention()})
-            stamp = str(int(time.time()))
-            signature = SignatureVerifier(SECRET).generate_signature(timestamp=stamp, body=body) or ""
-            async with session.post(f"http://127.0.0.1:{port}/slack/events", data=body, headers={
-                "Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp,
-                "X-Slack-Signature": signature,
-            }) as resp:
+            body = event_body(mention(), event_id="EvRun")
+            async with session.post(f"http://127.0.0.1:{port}/slack/events", data=body,
+                                    headers=signed_headers(body)) as resp:
                 assert resp.status == 200
             await fake.wait_for("chat.update")
     finally:
@@ -806,9 +663,10 @@ def test_many_sources_fit_one_text_object() -> None:
 
 @pytest.mark.parametrize(("status", "confidence", "expected"), [
     (ResponseStatus.ANSWERED, 0.9, None),
-    (ResponseStatus.ANSWERED, 0.2, "Low confidence"),
-    (ResponseStatus.NO_RELEVANT_DOCUMENTS, 0.0, "couldn't find this in the docs"),
-    (ResponseStatus.VALIDATION_FAILED, 0.8, "couldn't check"),
+    (ResponseStatus.ANSWERED, 0.2, ":warning: Low confidence"),
+    # The core's own text says these; a notice would say it twice.
+    (ResponseStatus.NO_RELEVANT_DOCUMENTS, 0.0, None),
+    (ResponseStatus.VALIDATION_FAILED, 0.8, None),
 ])
 def test_notices(status: ResponseStatus, confidence: float, expected: str | None) -> None:
     response = _response("Some answer [1].", status=status, confidence=confidence,
@@ -820,6 +678,7 @@ def test_notices(status: ResponseStatus, confidence: float, expected: str | None
     else:
         assert first["type"] == "context" and expected in first["elements"][0]["text"]
         assert expected in message["text"]
+    assert all_text(message["blocks"]).count("Some answer") == 1
     assert message["blocks"][-1]["elements"][0]["value"] == response.response_id
 
 
@@ -829,11 +688,10 @@ async def test_closed_vector_store_gives_a_reason_and_the_logged_reference(fake:
 
     pipeline, storage, store = await build()
     await store.close()
-    services = fake_services(make_settings(fake), answers=pipeline, storage=storage)
-    async with Harness(fake, services) as slack:
+    async with Harness(fake, fake_services(make_settings(fake), answers=pipeline, storage=storage)) as slack:
         await slack.event(mention())
         [update] = await fake.wait_for("chat.update")
         await slack.drain()
     [error] = [e for e in storage.entries if e.event_type is EventType.ERROR]
     assert "closed" in (error.error_details or "")
-    assert "couldn't search the docs" in update["text"] and error.entry_id in update["text"]
+    assert "couldn't search the docs" in update["text"] and update["text"].count(error.entry_id) == 1
