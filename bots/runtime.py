@@ -85,7 +85,7 @@ def build_embedder(settings: Settings, local: LocalEmbedder, stack: contextlib.A
     """Cohere embeddings when COHERE_API_KEY is set (keeping local BM25 for hybrid), else local."""
     if settings.cohere_api_key is None:
         return local
-    from core.providers.cohere import CohereEmbedder
+    from core.embedders.cohere import CohereEmbedder
 
     embedder = CohereEmbedder.from_settings(
         settings, sparse_query=local.sparse_query, sparse_document=local.sparse_document
@@ -98,7 +98,7 @@ def build_reranker(settings: Settings, stack: contextlib.AsyncExitStack) -> Rera
     """Cohere rerank when COHERE_API_KEY is set."""
     if settings.cohere_api_key is None:
         return None
-    from core.providers.cohere import CohereReranker
+    from core.retrieval.rerankers import CohereReranker
 
     reranker = CohereReranker.from_settings(settings)
     stack.push_async_callback(reranker.aclose)

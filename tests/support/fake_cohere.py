@@ -11,14 +11,20 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 from aiohttp import web
 
 from tests.support.loopback import start_app
 
 API_KEY = "test-key"
+#: Backoff short enough for tests: retries cost milliseconds.
+FAST_RETRIES: dict[str, Any] = {"retry_base_delay": 0.001, "retry_max_delay": 0.01}
 MAX_TEXTS = 96
 EMBED_MODELS = {"embed-v4.0": 1536, "embed-english-v3.0": 1024}
 RERANK_MODELS = {"rerank-v3.5"}
@@ -157,3 +163,33 @@ class FakeCohere:
     async def _other(self, request: web.Request) -> web.StreamResponse:
         self.unexpected.append(f"{request.method} {request.path}")
         return web.json_response({"message": "not found"}, status=404)
+
+
+@asynccontextmanager
+async def serving() -> AsyncIterator[FakeCohere]:
+    """A started FakeCohere, stopped after the block; fails if the SDK called unknown routes."""
+    server = await FakeCohere().start()
+    try:
+        yield server
+    finally:
+        await server.close()
+    assert server.unexpected == [], "the SDK called routes the fake does not know"
+
+
+class Recorder:
+    """An httpx client whose every request URL is recorded, to prove nothing goes elsewhere."""
+
+    def __init__(self, timeout: float = 5.0) -> None:
+        self.urls: list[str] = []
+
+        async def record(request: httpx.Request) -> None:
+            self.urls.append(str(request.url))
+
+        self.client = httpx.AsyncClient(timeout=timeout, event_hooks={"request": [record]})
+
+
+def unused_loopback_url() -> str:
+    """An http://127.0.0.1 URL on a port nothing listens on (a refused connection)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"

@@ -4,15 +4,13 @@ It talks to the Gemini API through the google-genai async client with automatic
 function calling disabled: this module runs the tool loop itself, so every
 search goes through the real pipeline (``SearchFn``), new chunks are numbered
 after the existing ones, and the loop is bounded by ``max_tool_calls``.
-Timeouts, 429 and 5xx are retried with bounded exponential backoff and jitter;
-what still fails becomes a ``ProviderError`` the pipeline turns into the
-extractive fallback.
+Calls are retried and their failures mapped by core/providers (one retry policy
+and one status/transport -> ProviderError table for Gemini and Cohere); what
+still fails is a ``ProviderError`` the pipeline turns into the extractive fallback.
 """
 
 from __future__ import annotations
 
-import asyncio
-import random
 import ssl
 from collections.abc import Sequence
 from functools import lru_cache
@@ -21,7 +19,6 @@ from typing import Any
 import certifi
 import httpx
 from google import genai
-from google.genai import errors as genai_errors
 from google.genai import types
 
 from core.answer.citations import neutralize_mentions
@@ -32,15 +29,11 @@ from core.answer.prompt import (
     pack_context,
     pack_history,
 )
-from core.errors import (
-    ConfigurationError,
-    ProviderError,
-    ProviderResponseError,
-    ProviderTimeoutError,
-    RateLimitedError,
-)
+from core.errors import ConfigurationError, ProviderResponseError
 from core.models import AgentConfig, ConversationTurn, RetrievalTool, RetrievedChunk, TurnRole
 from core.protocols import Generation, GenerationRequest, SearchFn
+from core.providers.gemini import GEMINI
+from core.providers.retry import RetryPolicy, call_with_retries
 from core.settings import Settings
 
 PROVIDER = "gemini"
@@ -107,6 +100,7 @@ class GeminiGenerator:
         self.retries = retries
         self.retry_base_delay = retry_base_delay
         self.retry_max_delay = retry_max_delay
+        self._retry = RetryPolicy(retries=retries, base_delay=retry_base_delay, max_delay=retry_max_delay)
         self.max_tool_calls = max_tool_calls
         self.force_first_search = force_first_search
         self.search_top_k = search_top_k
@@ -291,48 +285,14 @@ class GeminiGenerator:
     async def _call(
         self, contents: Sequence[types.Content], *, allow_tools: bool
     ) -> types.GenerateContentResponse:
-        """One generateContent call with bounded retries on timeouts, 429 and 5xx."""
+        """One generateContent call, retried and mapped as every provider call is (core/providers)."""
         config = self._request_config(allow_tools=allow_tools)
-        failure: ProviderError | None = None
-        cause: BaseException | None = None
-        for attempt in range(self.retries + 1):
-            if attempt:
-                await asyncio.sleep(self._backoff(attempt - 1))
-            try:
-                return await self._client.aio.models.generate_content(
-                    model=self.config.model_name, contents=list(contents), config=config
-                )
-            except genai_errors.APIError as exc:
-                code = int(exc.code or 0)
-                detail = f"HTTP {code} {exc.status or ''}: {exc.message or ''}".strip()
-                if code == 429:
-                    failure = RateLimitedError(f"rate limited ({detail})", provider=PROVIDER)
-                elif code in (408, 504):
-                    failure = ProviderTimeoutError(f"timed out ({detail})", provider=PROVIDER)
-                elif code >= 500:
-                    failure = ProviderResponseError(f"server error ({detail})", provider=PROVIDER)
-                else:
-                    # 400/401/403/404 will not get better by asking again.
-                    raise ProviderResponseError(f"request refused ({detail})", provider=PROVIDER) from exc
-                cause = exc
-            except (httpx.TimeoutException, TimeoutError) as exc:
-                failure = ProviderTimeoutError("no answer in time", provider=PROVIDER)
-                cause = exc
-            except httpx.TransportError as exc:
-                failure = ProviderResponseError(f"connection failed ({exc!r})", provider=PROVIDER)
-                cause = exc
-            except ValueError as exc:  # malformed JSON or a response the SDK cannot parse
-                raise ProviderResponseError(f"malformed response ({exc})", provider=PROVIDER) from exc
-        assert failure is not None
-        raise type(failure)(
-            f"{failure.args[0].removeprefix(f'{PROVIDER}: ')} after {self.retries + 1} attempt(s)",
-            provider=PROVIDER,
-        ) from cause
-
-    def _backoff(self, attempt: int) -> float:
-        """Exponential delay with jitter (half to full), capped."""
-        delay = min(self.retry_max_delay, self.retry_base_delay * (2**attempt))
-        return delay * (0.5 + random.random() / 2)
+        return await call_with_retries(
+            lambda: self._client.aio.models.generate_content(
+                model=self.config.model_name, contents=list(contents), config=config
+            ),
+            provider=GEMINI, policy=self._retry, what=f"generating with {self.config.model_name}",
+        )
 
 
 # ---------------------------------------------------------------------- helpers
