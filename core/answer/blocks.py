@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from core.retrieval.terms import introduces_next
+
 BlockKind = Literal["para", "list", "code", "table", "heading"]
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -34,7 +36,7 @@ class Block:
     @property
     def is_lead_in(self) -> bool:
         """A paragraph that introduces what follows ("Run the following command:")."""
-        return self.kind == "para" and self.text.rstrip().endswith(":")
+        return self.kind == "para" and introduces_next(self.text)
 
     @property
     def is_body(self) -> bool:

@@ -109,13 +109,20 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
     start, end = best, best + 1
     if units[best].block.is_body and best > 0 and units[best - 1].block.kind == "para":
         start = best - 1  # the sentence that says what the list or command is for
+    elif (units[best].block.kind == "para" and best > 0 and units[best - 1].block.kind == "code"
+          and units[best - 1].block.text.count("\n") <= 16):
+        start = best - 1  # tutorials show the code first, then explain it
     if end < len(units) and units[end].block.is_body and units[end - 1].block.kind == "para":
         end += 1  # "Run the following command:" without the command answers nothing
+    elif end + 1 < len(units) and units[end + 1].block.is_body and units[end].block.is_lead_in:
+        end += 2  # the next sentence introduces the list or command
     size = sum(len(u.block.text) for u in units[start:end] if u.block.kind != "code")
     while end < len(units) and size < EXCERPT_CHARS:
         nxt = units[end]
         relevant = any(t in nxt.terms for t in weights)
-        if not (relevant or units[end - 1].block.is_lead_in):
+        # A code block right after the explanation is usually its example.
+        example = nxt.block.kind == "code" and units[end - 1].block.kind == "para"
+        if not (relevant or example or units[end - 1].block.is_lead_in):
             break
         end += 1
         if nxt.block.kind != "code":

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 from core.ingest.loaders import LoadedDocument, Section
 from core.models import MAX_TEXT_LENGTH, DocumentChunk
+from core.retrieval.terms import introduces_next
 
 #: Bump whenever chunk boundaries or texts change, so every document is re-ingested.
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 #: Sections shorter than this are merged with their neighbour.
 MIN_SECTION_CHARS = 200
 #: RetrievedChunk caps ``section`` at 2000 characters.
@@ -285,9 +286,11 @@ def _pack(units: list[_Unit], *, target_chars: int, max_chars: int, overlap_char
         # A half-empty chunk may grow up to max rather than leave a small fragment behind.
         stretch = size < target_chars // 2 and size + added <= max_chars
         if current and not (fits or stretch):
-            groups.append(current)
-            current, size = [], 0
-            added = len(unit.text)
+            keep = len(current) - _carried(current, unit, max_chars=max_chars)
+            groups.append(current[:keep])
+            current = current[keep:]
+            size = len(_render(current)) if current else 0
+            added = len(unit.text) + (len(unit.joiner) if current else 0)
         current.append(unit)
         size += added
     if current:
@@ -311,6 +314,28 @@ def _pack(units: list[_Unit], *, target_chars: int, max_chars: int, overlap_char
         texts.append(text)
         previous, previous_ends_in_code = body, group[-1].code
     return texts
+
+
+def _is_lead_in(unit: _Unit) -> bool:
+    return not unit.code and introduces_next(unit.text)
+
+
+def _carried(current: list[_Unit], nxt: _Unit, *, max_chars: int) -> int:
+    """How many trailing units move to the next chunk so a lead-in stays with what it introduces.
+
+    "Run the following command:" goes with the command; a code block followed by the
+    prose explaining it goes with that prose (its own lead-in too when there is one).
+    The chunk left behind keeps at least one unit, and what moves must fit.
+    """
+    if _is_lead_in(current[-1]) and not current[-1].code:
+        carry = 1
+    elif current[-1].code and not nxt.code:
+        carry = 2 if len(current) >= 2 and _is_lead_in(current[-2]) else 1
+    else:
+        return 0
+    if carry >= len(current) or len(_render([*current[-carry:], nxt])) > max_chars:
+        return 0
+    return carry
 
 
 def _fits(first: list[_Unit], second: list[_Unit], max_chars: int) -> bool:

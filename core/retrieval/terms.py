@@ -14,6 +14,9 @@ from functools import lru_cache
 #: Words, numbers (with decimals like 2.5 or versions like 3.11) and contractions.
 _TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:[.'’][A-Za-z0-9]+)*")
 _NUMBER_RE = re.compile(r"^\d+(?:\.\d+)*$")
+#: English phrasing that points at the next block ("add the following script", "as shown below"):
+#: a sentence ending so introduces a list or command, like one ending in a colon.
+_POINTS_AHEAD_RE = re.compile(r"\b(?:the following|as follows|below|like this|this command)\b", re.IGNORECASE)
 
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are aren't as at be because been
@@ -36,6 +39,12 @@ NEGATIONS: frozenset[str] = frozenset(
      "wasn't", "weren't", "shouldn't", "couldn't", "didn't", "hasn't", "haven't", "neither",
      "nor"}
 )
+
+
+def introduces_next(text: str) -> bool:
+    """True for prose that introduces the block after it ("Run the following command:")."""
+    text = text.rstrip()
+    return text.endswith(":") or bool(_POINTS_AHEAD_RE.search(text[-160:]))
 
 
 def tokens(text: str) -> list[str]:
