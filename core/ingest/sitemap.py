@@ -32,8 +32,9 @@ from tqdm import tqdm
 
 from core.errors import IngestSourceError
 from core.ingest.chunking import DEFAULT_TITLE_REPEAT, chunk_document
-from core.ingest.loaders import decode_text, html_document
+from core.ingest.html import html_document
 from core.ingest.sync import DocumentSync, ingest_path, is_remote, show_progress
+from core.ingest.text import decode_text
 from core.models import DocumentChunk, IngestSummary
 from core.protocols import Embedder, VectorStore
 from core.retrieval.lexicon import LexiconFile

@@ -17,7 +17,8 @@ from core.ingest.chunking import (
     embedding_text,
     merge_small_sections,
 )
-from core.ingest.loaders import LoadedDocument, Section, parse_markdown
+from core.ingest.loaders import LoadedDocument, Section
+from core.ingest.markdown import parse_markdown
 
 WORDS = ["robot", "node", "topic", "sensor", "actuator", "message", "frame", "joint", "planner",
          "camera", "lidar", "controller", "gazebo", "simulation", "parameter", "service"]

@@ -7,17 +7,11 @@ from pathlib import Path
 import pytest
 
 from core.errors import IngestSourceError
-from core.ingest.loaders import (
-    clean_prose,
-    docusaurus_url,
-    html_document,
-    is_supported,
-    load_file,
-    parse_front_matter,
-    parse_html,
-    parse_markdown,
-    prettify_stem,
-)
+from core.ingest.front_matter import parse_front_matter
+from core.ingest.html import html_document, parse_html
+from core.ingest.loaders import is_supported, load_file
+from core.ingest.markdown import clean_prose, parse_markdown
+from core.ingest.urls import docusaurus_url, prettify_stem
 
 MDX_PAGE = """---
 title: "Nodes and Topics"  # shown in the browser tab
@@ -265,6 +259,5 @@ def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
     ],
 )
 def test_docusaurus_number_prefixes_are_dropped(path: str, url: str) -> None:
-    from core.ingest.loaders import docusaurus_url
 
     assert docusaurus_url(path, base_url="https://book.dev/docs/") == url

@@ -1,0 +1,86 @@
+"""What every loader produces: a ``LoadedDocument`` of ``Section`` s, and the builder they share.
+
+A document is a title, tags, a URL and a list of sections, each a heading path
+(``["ROS 2", "Nodes"]``) with its text blocks: paragraphs, lists, tables and fenced
+code blocks (kept whole, fences included, so the chunker can see them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+#: RetrievedChunk caps titles at 1000 characters; longer ones are cut here.
+MAX_TITLE_CHARS = 1000
+
+
+class Section(NamedTuple):
+    """One part of a document: its heading path and its text blocks, in order."""
+
+    headings: list[str]
+    blocks: list[str]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LoadedDocument:
+    """A parsed document, ready for ``core.ingest.chunking.chunk_document``.
+
+    ``raw_sha256`` fingerprints what was read (the file's bytes, or a fetched
+    page's extracted text) so an unchanged document can be skipped.
+    """
+
+    source_document: str
+    title: str
+    url: str
+    sections: list[Section]
+    raw_sha256: str
+    tags: list[str] = field(default_factory=list)
+    front_matter: dict[str, Any] = field(default_factory=dict)
+
+
+class SectionBuilder:
+    """Collects blocks under the current heading path (used by the Markdown and HTML parsers)."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[int, str]] = []
+        self.blocks: list[str] = []
+        self.paragraph: list[str] = []
+        self.sections: list[Section] = []
+        self.first_h1: str | None = None
+
+    def heading(self, level: int, text: str) -> None:
+        self.end_section()
+        if level == 1 and self.first_h1 is None and text:
+            self.first_h1 = text
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+        if text:
+            self.stack.append((level, text))
+
+    def end_paragraph(self) -> None:
+        if self.paragraph:
+            block = "\n".join(self.paragraph).strip("\n")
+            if block.strip():
+                self.blocks.append(block)
+            self.paragraph = []
+
+    def block(self, text: str) -> None:
+        self.end_paragraph()
+        if text.strip():
+            self.blocks.append(text)
+
+    def end_section(self) -> None:
+        self.end_paragraph()
+        if self.blocks:
+            self.sections.append(Section([t for _, t in self.stack], self.blocks))
+            self.blocks = []
+
+    def finish(self) -> list[Section]:
+        self.end_section()
+        return self.sections
+
+
+def clip_title(title: str) -> str:
+    """One line, at most ``MAX_TITLE_CHARS`` long; "Untitled" when nothing is left."""
+    title = " ".join(title.split())
+    return title[:MAX_TITLE_CHARS] or "Untitled"

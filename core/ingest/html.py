@@ -1,0 +1,274 @@
+"""HTML pages -> sections: the main content only, headings as the path, ``<pre>`` as fenced code."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from html.parser import HTMLParser
+from pathlib import PurePosixPath
+
+from core.ingest.document import LoadedDocument, Section, SectionBuilder, clip_title
+from core.ingest.urls import prettify_stem
+
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+     "track", "wbr"}
+)
+_DROP = frozenset(
+    {"script", "style", "nav", "footer", "aside", "noscript", "template", "svg", "button", "form",
+     "iframe", "head", "select", "canvas", "object", "dialog"}
+)
+_HTML_BLOCKS = frozenset(
+    {"p", "div", "section", "blockquote", "ul", "ol", "dl", "dd", "dt", "table", "thead", "tbody",
+     "tfoot", "figure", "figcaption", "details", "summary", "h5", "h6", "address", "center", "main",
+     "article", "header", "hr", "body", "html"}
+)
+_HTML_LINES = frozenset({"li", "tr", "br"})
+_HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4}
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\ufeff"))
+
+
+class _Node:
+    __slots__ = ("attrs", "children", "tag")
+
+    def __init__(self, tag: str, attrs: dict[str, str]) -> None:
+        self.tag = tag
+        self.attrs = attrs
+        self.children: list[_Node | str] = []
+
+    def find_all(self, tag: str, *, nested: bool = False) -> list[_Node]:
+        found: list[_Node] = []
+        stack: list[_Node] = [self]
+        while stack:
+            node = stack.pop()
+            for child in reversed(node.children):
+                if isinstance(child, _Node):
+                    if child.tag == tag:
+                        found.append(child)
+                        if not nested:
+                            continue
+                    stack.append(child)
+        return found
+
+    def text(self) -> str:
+        parts: list[str] = []
+        stack: list[_Node | str] = [self]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, str):
+                parts.append(node)
+            elif node.tag not in _DROP:
+                stack.extend(reversed(node.children))
+        return " ".join("".join(parts).translate(_ZERO_WIDTH).split())
+
+
+class _TreeBuilder(HTMLParser):
+    """A forgiving DOM: unknown end tags are ignored, unclosed ones closed at their parent's end."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = _Node("#document", {})
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = _Node(tag, {k: v or "" for k, v in attrs})
+        self.stack[-1].children.append(node)
+        if tag not in _VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.stack[-1].children.append(_Node(tag, {k: v or "" for k, v in attrs}))
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.stack) - 1, 0, -1):
+            if self.stack[depth].tag == tag:
+                del self.stack[depth:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].children.append(data)
+
+
+def parse_html(text: str) -> tuple[str | None, list[Section]]:
+    """Extract the main content of an HTML page as sections.
+
+    The content root is ``<main>`` (narrowed to its ``<article>`` when it holds
+    exactly one), else a lone ``<article>``, else ``<body>``. Navigation, headers
+    outside the content root, footers, scripts, styles and asides are dropped;
+    ``h1``-``h4`` form the heading path; ``<pre>`` becomes a fenced code block.
+
+    Returns:
+        (title: the first ``<h1>`` of the content, else ``<title>`` up to a " | ", or None;
+        the sections).
+    """
+    builder = _TreeBuilder()
+    builder.feed(text)
+    builder.close()
+    document = builder.root
+    mains = document.find_all("main")
+    bodies = document.find_all("body")
+    root = mains[0] if mains else (bodies[0] if bodies else document)
+    articles = root.find_all("article")
+    if len(articles) == 1:
+        root = articles[0]
+    in_content = root.tag in ("main", "article")
+
+    title: str | None = None
+    h1s = root.find_all("h1")
+    if h1s:
+        title = _heading_node_text(h1s[0]) or None
+    if title is None:
+        titles = document.find_all("title")
+        if titles:
+            title = titles[0].text().split(" | ")[0].strip() or None
+
+    renderer = _HtmlRenderer(keep_header=in_content)
+    renderer.walk(root)
+    return title, renderer.builder.finish()
+
+
+def _heading_node_text(node: _Node) -> str:
+    # Docusaurus puts a "#" permalink (class hash-link) inside every heading.
+    clone = _Node(node.tag, node.attrs)
+    clone.children = [
+        c for c in node.children if not (isinstance(c, _Node) and "hash-link" in c.attrs.get("class", ""))
+    ]
+    return clone.text()
+
+
+class _HtmlRenderer:
+    """Walks the content tree, turning elements into lines, blocks and sections."""
+
+    def __init__(self, *, keep_header: bool) -> None:
+        self.builder = SectionBuilder()
+        self.keep_header = keep_header
+        self.inline: list[str] = []
+        self.prefix = ""
+        self.lines: list[str] = []
+        self.list_depth = 0
+
+    def walk(self, node: _Node) -> None:
+        # An explicit stack, not recursion: deeply nested markup must not hit the recursion limit.
+        stack: list[tuple[_Node | str, bool]] = [(node, False)]
+        while stack:
+            item, leaving = stack.pop()
+            if isinstance(item, str):
+                self.inline.append(item)
+                continue
+            tag = item.tag
+            if leaving:
+                self._leave(item)
+                continue
+            if tag in _DROP or (tag == "header" and not self.keep_header):
+                continue
+            if tag in _HEADING_LEVELS:
+                self.end_block()
+                self.builder.heading(_HEADING_LEVELS[tag], _heading_node_text(item))
+                continue
+            if tag == "pre":
+                self._code_block(item)
+                continue
+            if tag == "code":
+                self.inline.append("`" + item.text() + "`")
+                continue
+            if tag == "img":
+                continue
+            self._enter(item)
+            stack.append((item, True))
+            stack.extend((child, False) for child in reversed(item.children))
+
+    def _enter(self, node: _Node) -> None:
+        tag = node.tag
+        if tag in ("ul", "ol") and self.list_depth:
+            self.end_line()  # a nested list continues its parent's block
+        elif tag in _HTML_BLOCKS:
+            self.end_block()
+        elif tag == "li":
+            self.end_line()
+            self.prefix = "  " * max(self.list_depth - 1, 0) + "- "
+        elif tag == "tr":
+            self.end_line()
+        elif tag in ("td", "th") and self.inline and "".join(self.inline).strip():
+            self.inline.append(" | ")
+        if tag in ("ul", "ol"):
+            self.list_depth += 1
+
+    def _leave(self, node: _Node) -> None:
+        tag = node.tag
+        if tag in ("ul", "ol"):
+            self.list_depth -= 1
+            if self.list_depth:
+                self.end_line()
+                return
+        if tag in _HTML_BLOCKS:
+            self.end_block()
+        elif tag in _HTML_LINES:
+            self.end_line()
+
+    def _code_block(self, node: _Node) -> None:
+        self.end_block()
+        parts: list[str] = []
+        stack: list[_Node | str] = [node]
+        language = ""
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                parts.append(item)
+                continue
+            if item.tag == "br":
+                parts.append("\n")
+            match = re.search(r"language-([\w+#-]+)", item.attrs.get("class", ""))
+            if match and not language:
+                language = match.group(1)
+            stack.extend(reversed(item.children))
+        code = "".join(parts).translate(_ZERO_WIDTH).strip("\n")
+        if code.strip():
+            # A longer fence than any backtick run inside keeps the block closed where it should.
+            longest = max((len(m) for m in re.findall(r"`{3,}", code)), default=2)
+            fence = "`" * max(3, longest + 1)
+            self.builder.block(f"{fence}{language}\n{code.rstrip()}\n{fence}")
+
+    def end_line(self) -> None:
+        line = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
+        prefix, self.prefix, self.inline = self.prefix, "", []
+        if line.strip(" |"):
+            self.lines.append(prefix + line)
+
+    def end_block(self) -> None:
+        self.end_line()
+        if self.lines:
+            self.builder.block("\n".join(self.lines))
+            self.lines = []
+
+
+def html_document(
+    text: str, *, source_document: str, url: str, raw_sha256: str | None = None
+) -> LoadedDocument:
+    """Parse an HTML page fetched from ``url`` (sitemap ingestion).
+
+    Args:
+        text: the page's HTML.
+        source_document: what identifies the page in the store (its URL).
+        url: the link shown to users.
+        raw_sha256: fingerprint to use; by default the hash of the extracted text, so
+            pages whose markup changes without their content (asset hashes) stay unchanged.
+
+    Returns:
+        The parsed document.
+    """
+    title, sections = parse_html(text)
+    if raw_sha256 is None:
+        digest = hashlib.sha256()
+        for section in sections:
+            digest.update("\x1f".join(section.headings).encode())
+            for block in section.blocks:
+                digest.update(b"\x1e" + block.encode())
+        raw_sha256 = digest.hexdigest()
+    path = PurePosixPath(url.split("?", 1)[0].split("#", 1)[0].rstrip("/"))
+    return LoadedDocument(
+        source_document=source_document,
+        title=clip_title(title or prettify_stem(path.name or "index")),
+        url=url,
+        sections=sections,
+        raw_sha256=raw_sha256,
+    )

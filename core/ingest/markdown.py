@@ -1,0 +1,230 @@
+"""Markdown and MDX: front-matter-free text -> sections, with MDX/HTML syntax removed.
+
+What is dropped on purpose, outside code fences only: MDX ``import``/``export``
+lines, JSX and HTML tags (their inner text is kept), HTML and MDX comments,
+Docusaurus ``:::tip`` and MkDocs ``/// tip`` admonition markers (their titles and
+inner text are kept), ``{ #anchor }`` heading ids and MkDocs ``{* file *}`` code
+includes (the included file is not there to read).
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.ingest.document import Section, SectionBuilder
+
+_FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_HEADING_ANCHOR = re.compile(r"\s*\{\s*#[\w.:-]+\s*\}\s*$")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
+_IMPORT = re.compile(
+    r"^import\s+(?:[\w*\s,]*\{[^}]*\}[\w\s,]*from\s+|[\w*\s,]+from\s+)?['\"][^'\"\n]+['\"];?[ \t]*$", re.M
+)
+_EXPORT = re.compile(r"^export\s+(?:default\s+|const\s|let\s|var\s|function[\s*]|class\s|async\s|\{)")
+_ADMONITION = re.compile(
+    r"^[ \t]*(?::{3,}|/{3,})[ \t]*(?:[A-Za-z][\w-]*)?[ \t]*"  # ":::tip", "/// note"
+    r"(?:\[(?P<bracket>[^\]]*)\]|\|?[ \t]*(?P<title>.*?))[ \t]*$"  # "[Title]", "| Title", " Title"
+)
+_INCLUDE = re.compile(r"^[ \t]*(?:\{\*.*\*\}|\{\s*#[\w.:-]+\s*\})[ \t]*$", re.M)  # {* file *}, {#label}
+_TAG_START = re.compile(r"<(/?)([A-Za-z][\w.:-]*)")
+_SPECIAL = re.compile(r"[`<]")
+_AUTOLINK = re.compile(r"(?i)(?:https?|mailto|ftp):")
+_BLOCK_TAGS = frozenset(
+    {"address", "article", "aside", "blockquote", "center", "dd", "details", "div", "dl", "dt",
+     "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol", "p", "pre",
+     "section", "summary", "table", "tbody", "td", "th", "thead", "tr", "ul"}
+)
+_LABEL_ATTR = re.compile(r"""\blabel\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def parse_markdown(text: str) -> tuple[str | None, list[Section]]:
+    """Parse Markdown/MDX (front matter already removed) into sections.
+
+    Returns:
+        (text of the first ``# H1`` or None, the sections in document order).
+    """
+    builder = SectionBuilder()
+    for is_code, lines in _split_fences(text.replace("\r\n", "\n").replace("\r", "\n")):
+        if is_code:
+            builder.block("\n".join(lines))
+            continue
+        for line in clean_prose("\n".join(lines)).split("\n"):
+            heading = _ATX.match(line)
+            if heading:
+                builder.heading(len(heading.group(1)), _heading_text(heading.group(2) or ""))
+                continue
+            setext = _SETEXT.match(line)
+            if setext and len(builder.paragraph) == 1 and builder.paragraph[0].strip():
+                title = builder.paragraph.pop()
+                builder.heading(1 if setext.group(1)[0] == "=" else 2, _heading_text(title))
+                continue
+            if line.strip():
+                builder.paragraph.append(line.rstrip())
+            else:
+                builder.end_paragraph()
+    return builder.first_h1, builder.finish()
+
+
+def clean_prose(text: str) -> str:
+    """Remove MDX/HTML syntax from Markdown prose (never call it on code blocks).
+
+    Keeps the text inside tags, admonitions and ``<details>``; drops comments,
+    ``import``/``export`` statements, tags, admonition fences and heading anchors.
+    """
+    text = _HTML_COMMENT.sub("", text)
+    text = _MDX_COMMENT.sub("", text)
+    text = _IMPORT.sub("", text)
+    text = _INCLUDE.sub("", text)
+    text = _drop_exports(text)
+    text = _strip_tags(text)
+    lines: list[str] = []
+    for line in text.split("\n"):
+        admonition = _ADMONITION.match(line)
+        if admonition:
+            title = (admonition.group("bracket") or admonition.group("title") or "").strip()
+            # The title is a paragraph of its own; the marker line itself carries no text.
+            lines.extend(["", title, ""] if title else [""])
+            continue
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _drop_exports(text: str) -> str:
+    if "export" not in text:
+        return text
+    out: list[str] = []
+    depth = 0
+    skipping = False
+    for line in text.split("\n"):
+        if not skipping and _EXPORT.match(line):
+            skipping, depth = True, 0
+        if skipping:
+            depth += line.count("{") + line.count("(") + line.count("[")
+            depth -= line.count("}") + line.count(")") + line.count("]")
+            if depth <= 0:
+                skipping = False
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _strip_tags(text: str) -> str:
+    """Remove HTML/JSX tags but keep the text between them and inline code spans."""
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    pos = 0
+    n = len(text)
+    while True:
+        match = _SPECIAL.search(text, pos)
+        if match is None:
+            out.append(text[pos:])
+            break
+        i = match.start()
+        out.append(text[pos:i])
+        if text[i] == "`":
+            j = i
+            while j < n and text[j] == "`":
+                j += 1
+            end = text.find(text[i:j], j)
+            if end == -1 or "\n\n" in text[j:end]:
+                out.append(text[i:j])
+                pos = j
+            else:
+                out.append(text[i : end + j - i])
+                pos = end + j - i
+            continue
+        tag = _TAG_START.match(text, i)
+        end = _tag_end(text, tag.end()) if tag else -1
+        if tag is None or end == -1:
+            out.append("<")
+            pos = i + 1
+            continue
+        name = tag.group(2)
+        inner = text[tag.end() : end - 1]
+        if _AUTOLINK.match(text, i + 1):
+            out.append(text[i + 1 : end - 1])  # an autolink <https://...>: keep the address
+        elif name.lower() == "br":
+            out.append(" ")
+        elif name == "TabItem" and not tag.group(1):
+            label = _LABEL_ATTR.search(inner)
+            out.append(f"\n\n{label.group(1) or label.group(2)}\n\n" if label else "\n")
+        elif name.lower() in _BLOCK_TAGS or name[0].isupper():
+            out.append("\n")
+        pos = end
+    return "".join(out)
+
+
+def _tag_end(text: str, start: int) -> int:
+    """Index just past the ``>`` closing a tag whose name ends at ``start``, or -1."""
+    if start < len(text) and text[start] not in " \t\n/>":
+        return -1
+    depth = 0
+    i = start
+    limit = min(len(text), start + 5000)
+    while i < limit:
+        ch = text[i]
+        if ch in "\"'" and depth == 0:
+            close = text.find(ch, i + 1, limit)
+            if close == -1:
+                return -1
+            i = close + 1
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif depth == 0:
+            if ch == ">":
+                return i + 1
+            if ch == "<" or text.startswith("\n\n", i):
+                return -1  # "a <b and c": not a tag after all
+        i += 1
+    return -1
+
+
+def _heading_text(raw: str) -> str:
+    raw = _HEADING_ANCHOR.sub("", raw)
+    raw = re.sub(r"[ \t]+#+[ \t]*$", "", raw)  # closing hashes: "## Title ##"
+    raw = _LINK.sub(r"\1", raw)
+    raw = raw.replace("**", "").replace("__", "").replace("`", "")
+    return " ".join(raw.split())
+
+
+def _split_fences(text: str) -> list[tuple[bool, list[str]]]:
+    """Split text into (is_code, lines) runs; code runs include their fences."""
+    runs: list[tuple[bool, list[str]]] = []
+    prose: list[str] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        opener = _FENCE_OPEN.match(lines[i])
+        if opener is None:
+            prose.append(lines[i])
+            i += 1
+            continue
+        if prose:
+            runs.append((False, prose))
+            prose = []
+        indent = len(opener.group("indent"))
+        fence = opener.group("fence")
+        closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        code = [fence + opener.group("info").rstrip()]
+        i += 1
+        while i < len(lines) and not closing.match(lines[i]):
+            line = lines[i]
+            # Drop the opener's indentation (fences inside list items) but no more.
+            strip = min(indent, len(line) - len(line.lstrip(" \t")))
+            code.append(line[strip:].rstrip())
+            i += 1
+        while len(code) > 1 and not code[-1].strip():
+            code.pop()  # trailing blank lines (often an unclosed fence's end of file)
+        code.append(fence)  # an unclosed fence is closed so fences always pair up
+        i += 1
+        runs.append((True, code))
+    if prose:
+        runs.append((False, prose))
+    return runs

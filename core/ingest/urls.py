@@ -1,0 +1,83 @@
+"""Where a docs file is published: Docusaurus URLs (ordering prefixes, ``index``, slugs) and titles."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import quote
+
+from core.ingest.front_matter import text_value
+
+#: Stems that stand for their folder in Docusaurus URLs and titles.
+INDEX_STEMS = frozenset({"index", "readme"})
+_NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]+\s*(?=[^-_.\s])")
+_DATE_LIKE = re.compile(r"^\d{2,4}[-_.]\d{2}[-_.]\d{2}[-_.]")
+
+
+def strip_number_prefix(name: str) -> str:
+    """Drop an ordering prefix like Docusaurus does: ``01-module-ros`` -> ``module-ros``.
+
+    Date-like names (``2024-01-31-release``) keep their prefix, as in Docusaurus.
+    """
+    if _DATE_LIKE.match(name):
+        return name
+    return _NUMBER_PREFIX.sub("", name, count=1)
+
+
+def docusaurus_url(
+    relative_path: str, *, base_url: str, slug: str | None = None, doc_id: str | None = None
+) -> str:
+    """Map a docs file to its published URL the way Docusaurus does.
+
+    ``module-1/intro.md`` under ``https://book.dev/docs`` is
+    ``https://book.dev/docs/module-1/intro``; ordering prefixes are dropped
+    (``01-intro/02-setup.md`` -> ``intro/setup``); ``index``/``README`` stand for their
+    folder; an absolute ``slug`` (``/x/y``) replaces the path, a relative one
+    replaces the file name, as does a front matter ``id``.
+
+    Args:
+        relative_path: path below the docs root, with forward slashes.
+        base_url: the docs' base URL (a trailing slash is ignored).
+        slug: front matter ``slug``, if any.
+        doc_id: front matter ``id``, if any.
+
+    Returns:
+        The page URL, percent-encoded.
+    """
+    base = base_url.rstrip("/")
+    pure = PurePosixPath(relative_path)
+    folder = [strip_number_prefix(p) for p in pure.parent.parts if p not in ("", ".")]
+    if slug:
+        slug = slug.strip()
+        parts = slug.strip("/").split("/") if slug.startswith("/") else [*folder, *slug.strip("/").split("/")]
+    else:
+        stem = doc_id.strip() if doc_id else strip_number_prefix(pure.stem)
+        parts = folder if not doc_id and stem.lower() in INDEX_STEMS else [*folder, stem]
+    path = "/".join(quote(p) for p in parts if p)
+    return f"{base}/{path}" if path else base
+
+
+def prettify_stem(relative_path: str) -> str:
+    """Title from a file name: ``ros2-lab_exercises.md`` -> ``Ros2 Lab Exercises``.
+
+    An ``index``/``README`` file is named after its folder.
+    """
+    pure = PurePosixPath(relative_path)
+    stem = pure.stem
+    if stem.lower() in INDEX_STEMS and pure.parent.name:
+        stem = pure.parent.name
+    words = re.sub(r"[-_\s]+", " ", stem).strip()
+    return " ".join(w[:1].upper() + w[1:] for w in words.split(" ")) or stem or "Untitled"
+
+
+def document_url(path: Path, relative: str, *, base_url: str | None, front_matter: dict[str, Any]) -> str:
+    """The link shown for a file: its Docusaurus URL under ``base_url``, else its ``file://`` URI."""
+    if base_url is None:
+        return path.resolve().as_uri()
+    return docusaurus_url(
+        relative,
+        base_url=base_url,
+        slug=text_value(front_matter.get("slug")) or None,
+        doc_id=text_value(front_matter.get("id")) or None,
+    )
