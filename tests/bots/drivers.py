@@ -43,6 +43,8 @@ class Answers(FakeAnswerService):
         self.conversations = conversations
         self.responses: list[AgentResponse] = []
         self.reference_id: str | None = None
+        #: Fields to change in every response (``{"confidence_score": 0.1}``).
+        self.changes: dict[str, Any] = {}
         #: Set to hold answers back until the test releases them.
         self.gate: asyncio.Event | None = None
 
@@ -54,8 +56,9 @@ class Answers(FakeAnswerService):
             await self.gate.wait()
         response = await super().answer(question, thread_id=thread_id, user_id=user_id,
                                         user_context=user_context)
-        if self.reference_id:
-            response = response.model_copy(update={"reference_id": self.reference_id})
+        changes = {**self.changes, **({"reference_id": self.reference_id} if self.reference_id else {})}
+        if changes:
+            response = response.model_copy(update=changes)
         if thread_id and self.conversations is not None:
             await self.conversations.add_turn(ConversationTurn(thread_id=thread_id, role=TurnRole.USER,
                                                                content=question))

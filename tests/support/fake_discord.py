@@ -91,11 +91,14 @@ class FakeDiscord:
     Args:
         guild_ids: guilds the bot is in (READY lists them, GUILD_CREATE follows).
         thread_status: HTTP status for starting a thread; 403 simulates a missing permission.
+        upload_status: HTTP status for a follow-up carrying files; 403 simulates a refused upload.
     """
 
-    def __init__(self, *, guild_ids: tuple[int, ...] = (GUILD_ID,), thread_status: int = 200) -> None:
+    def __init__(self, *, guild_ids: tuple[int, ...] = (GUILD_ID,), thread_status: int = 200,
+                 upload_status: int = 200) -> None:
         self.guild_ids = guild_ids
         self.thread_status = thread_status
+        self.upload_status = upload_status
         self.calls: list[Call] = []
         self.messages: dict[int, dict[str, Any]] = {}
         self.callbacks: dict[int, dict[str, Any]] = {}
@@ -216,8 +219,9 @@ class FakeDiscord:
         roles: tuple[int, ...] = (),
         channel: dict[str, Any] | None = None,
         member_permissions: int = 0,
+        upload_limit: int = 10 * 1024 * 1024,
     ) -> dict[str, Any]:
-        """An APPLICATION_COMMAND interaction as Discord would deliver it."""
+        """An APPLICATION_COMMAND interaction as Discord would deliver it (``upload_limit`` in bytes)."""
         types = {bool: 5, int: 4, str: 3}
         channel = channel or text_channel_payload()
         data: dict[str, Any] = {
@@ -226,8 +230,10 @@ class FakeDiscord:
         }
         if f"/guilds/{GUILD_ID}/commands" in " ".join(self.commands):
             data["guild_id"] = str(GUILD_ID)
-        return self._interaction(2, data, user_id=user_id, roles=roles, channel=channel,
-                                 member_permissions=member_permissions)
+        payload = self._interaction(2, data, user_id=user_id, roles=roles, channel=channel,
+                                    member_permissions=member_permissions)
+        payload["attachment_size_limit"] = upload_limit
+        return payload
 
     def click_payload(self, message_id: int, custom_id: str, *, user_id: int = USER_ID) -> dict[str, Any]:
         """A MESSAGE_COMPONENT interaction: ``user_id`` clicked ``custom_id`` on a stored message."""
@@ -343,6 +349,8 @@ class FakeDiscord:
 
     def _webhook(self, call: Call, *, token: str, rest: list[str]) -> web.Response:
         if call.method == "POST" and not rest:
+            if call.files and self.upload_status != 200:
+                return _json({"message": "Missing Permissions", "code": 50013}, status=self.upload_status)
             data = dict(call.json or {})
             if call.files:
                 data["attachments"] = [

@@ -480,6 +480,8 @@ async def test_non_admin_export_is_refused_and_logged(fake: FakeDiscord) -> None
     # Discord says the user is an Administrator, but ragbot's own lists are what count.
     services, _, storage = services_with(discord_admin_user_ids=["1"])
     async with logged_in(services) as client:
+        command = client.tree.get_command("export-logs")
+        assert command is not None and len(command.checks) == 1  # the app_commands check
         payload = fake.slash_payload("export-logs", {}, member_permissions=8)
         await run(client, payload)
     callback = fake.callbacks[int(payload["id"])]
