@@ -14,7 +14,7 @@ import contextlib
 import io
 import re
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -50,21 +50,6 @@ SLACK_ADMIN = "UADMIN"
 QUESTION = "how do I install ragbot?"
 RESPONSE_ID = "0123456789abcdef0123456789abcdef"
 Row = tuple[str, str | None, str | None]
-
-
-@pytest.fixture
-async def slack_fake() -> AsyncIterator[FakeSlack]:
-    server = await FakeSlack().start()
-    yield server
-    await server.close()
-
-
-@pytest.fixture
-async def discord_fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
-    server = await FakeDiscord().start()
-    server.patch(monkeypatch)
-    yield server
-    await server.close()
 
 
 def normalized(entries: list[AgentLogEntry], *, platform: str, user: str) -> list[Row]:

@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import re
-from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 
@@ -60,11 +59,8 @@ def services_with(
 
 
 @pytest.fixture
-async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
-    server = await FakeDiscord().start()
-    server.patch(monkeypatch)
-    yield server
-    await server.close()
+def fake(discord_fake: FakeDiscord) -> FakeDiscord:
+    return discord_fake
 
 
 def response(status: ResponseStatus = ResponseStatus.ANSWERED, *, text: str = "Answer [1].",

@@ -54,10 +54,8 @@ from tests.support.fake_slack import FakeSlack
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    server = await FakeSlack().start()
-    yield server
-    await server.close()
+def fake(slack_fake: FakeSlack) -> FakeSlack:
+    return slack_fake
 
 
 @pytest.fixture
