@@ -36,10 +36,10 @@ DEFAULT_MAX_QUERY_LENGTH = 1000
 MAX_USER_CONTEXT_LENGTH = 10_000
 #: Spec 002: "all string fields have maximum length of 50,000 characters".
 MAX_TEXT_LENGTH = 50_000
-#: The relevance threshold used when neither the request nor the settings give one.
-#: Scores are calibrated so that this one value separates in-scope questions from
-#: out-of-scope ones (see core/retrieval/ranking.py for what a score means).
-DEFAULT_RELEVANCE_THRESHOLD = 0.3
+#: The relevance a chunk needs to be used, when neither the request nor the settings give one.
+#: Whether a question is answered at all is decided by core/retrieval/answerability.py
+#: (see core/retrieval/ranking.py for what a score means).
+DEFAULT_RELEVANCE_THRESHOLD = 0.15
 COLLECTION_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
 FILTER_FIELDS = frozenset({"source_document", "section", "tags", "url", "title"})
 _URL_RE = re.compile(r"^(https?|file)://\S+$")

@@ -23,6 +23,7 @@ from core.models import (
     EmbeddingResponse,
     EventType,
     Feedback,
+    GroundingValidation,
     QueryStatus,
     RetrievalRequest,
     RetrievedChunk,
@@ -188,6 +189,11 @@ class Generation:
     tool_calls: int = 0
     #: Set when the generator fell back (e.g. Gemini failed -> extractive); logged as error.
     fallback_reason: str | None = None
+    #: The primary's answer failed grounding and was replaced by quoted passages.
+    validation_failed: bool = False
+    #: The grounding verdict on ``text`` (set by the fallback generator).
+    grounding: GroundingValidation | None = None
+    grounding_confidence: float = 1.0
 
 
 @runtime_checkable

@@ -40,6 +40,10 @@ class Ranked:
     algorithm: str
     seconds: float
     relevances: dict[str, float]
+    #: Relevance of the best-fused candidate and the best question-chunk cosine among the
+    #: first ten (local model's scale): what ``core.retrieval.answerability`` judges from.
+    top_relevance: float = 0.0
+    best_cosine: float = 0.0
 
 
 def chunk_text(payload: Mapping[str, Any]) -> str:
@@ -161,5 +165,7 @@ class HybridRetriever:
         }
         picked = select(head, rels, top_k=top_k, threshold=threshold)
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
+        near = [c for f in head[:10] if (c := cosines.get(f.chunk_id)) is not None]
         return Ranked(picked=picked, algorithm=algorithm, seconds=time.perf_counter() - start,
-                      relevances=rels)
+                      relevances=rels, top_relevance=rels[head[0].chunk_id] if head else 0.0,
+                      best_cosine=max(near, default=0.0))

@@ -12,8 +12,8 @@ from bots.runtime import build_runtime
 from core.ingest.sitemap import ingest_source
 from core.models import ResponseStatus
 from core.settings import Settings
-from tests.core.answer.test_gemini import FakeGemini, serving, text_reply
 from tests.support.fake_cohere import API_KEY, FakeCohere
+from tests.support.fake_gemini import FakeGemini, serving, text_reply
 
 DOCS = {
     "install.md": "# Install\n\n## Quick start\n\nInstall ragbot with make demo. The demo creates a virtual "

@@ -892,7 +892,7 @@ class TestSettings:
     def test_defaults(self, clean_env: pytest.MonkeyPatch) -> None:
         s = Settings(_env_file=None)  # type: ignore[call-arg]
         assert s.collection == "ragbot" and s.data_dir == Path("data")
-        assert s.top_k == 5 and s.relevance_threshold == DEFAULT_RELEVANCE_THRESHOLD == 0.3
+        assert s.top_k == 5 and s.relevance_threshold == DEFAULT_RELEVANCE_THRESHOLD == 0.15
         assert s.max_query_length == DEFAULT_MAX_QUERY_LENGTH
         assert s.cohere_embed_model == "embed-v4.0" and s.cohere_rerank_model == "rerank-v3.5"
         assert s.gemini_model == "gemini-2.5-flash"

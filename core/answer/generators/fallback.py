@@ -1,80 +1,99 @@
-"""Falling back from the LLM to the extractive answerer.
+"""The one fallback path: a Generator that answers with the LLM and falls back to quoting.
 
 Two reasons to fall back: the provider failed (a ``ProviderError`` after its
 bounded retries) or the answer could not be grounded in its sources. Either way
-the user still gets a cited answer, and ``Generation.fallback_reason`` says why,
-for the pipeline's ``error`` log entry.
+the user still gets a cited answer, ``Generation.fallback_reason`` says why (the
+pipeline logs it as an ``error`` entry) and ``Generation.grounding`` carries the
+verdict on what is returned. A model's "the sources do not answer this" reply
+(``core.answer.prompt.NOT_IN_DOCS``) is passed through untouched.
 """
 
 from __future__ import annotations
 
 from core.answer.grounding import DEFAULT_THRESHOLDS, GroundingReport, GroundingThresholds, Similarity
 from core.answer.grounding import validate_grounding as _validate
+from core.answer.prompt import says_not_in_docs
 from core.errors import ProviderError
 from core.protocols import Generation, GenerationRequest, Generator, SearchFn
 
-
-async def generate_with_fallback(
-    primary: Generator, fallback: Generator, request: GenerationRequest, search: SearchFn
-) -> Generation:
-    """Run ``primary``; on ProviderError answer with ``fallback`` and set ``fallback_reason``.
-
-    Args:
-        primary: Usually the GeminiGenerator.
-        fallback: Usually the ExtractiveGenerator.
-        request: The question and its chunks.
-        search: The pipeline's retrieval for tool calls.
-
-    Returns:
-        The primary's Generation, or the fallback's with ``fallback_reason`` set.
-    """
-    try:
-        return await primary.generate(request, search=search)
-    except ProviderError as exc:
-        generation = await fallback.generate(request, search=search)
-        generation.fallback_reason = f"{primary.name} failed ({type(exc).__name__}): {exc}"
-        return generation
+VALIDATION_NOTE = (
+    "_The generated answer could not be checked against the docs, so here are the most "
+    "relevant passages instead._"
+)
 
 
-async def generate_grounded(
-    primary: Generator,
-    fallback: Generator,
-    request: GenerationRequest,
-    search: SearchFn,
-    *,
-    similarity: Similarity | None = None,
-    thresholds: GroundingThresholds = DEFAULT_THRESHOLDS,
-) -> tuple[Generation, GroundingReport]:
-    """Like ``generate_with_fallback``, and also fall back when grounding fails.
+class FallbackGenerator:
+    """Answer with ``primary``; quote with ``fallback`` when it fails or is not grounded.
 
     Args:
-        primary: Usually the GeminiGenerator.
-        fallback: Usually the ExtractiveGenerator (grounded by construction).
-        request: The question, its chunks and the user's context.
-        search: The pipeline's retrieval for tool calls.
-        similarity: Dense similarity for grounding (the pipeline's WordLlama).
-        thresholds: Grounding thresholds.
-
-    Returns:
-        ``(generation, report)``: the report is for the generation returned; when the
-        primary's answer failed grounding, the fallback's answer and report are
-        returned and ``fallback_reason`` lists what was unsupported.
+        primary: usually the GeminiGenerator (may be the fallback itself: no keys).
+        fallback: the ExtractiveGenerator, grounded by construction.
+        similarity: dense similarity for grounding checks of the primary's answers.
+        thresholds: grounding thresholds.
     """
-    user_context = request.query.user_context
-    generation = await generate_with_fallback(primary, fallback, request, search)
-    report = _validate(generation.text, generation.chunks, user_context=user_context,
-                       similarity=similarity, thresholds=thresholds)
-    if report.passed or generation.fallback_reason is not None:
-        return generation, report
-    v = report.validation
-    reason = (
-        f"{primary.name} answer failed grounding ({v.method}): "
-        f"{v.unsupported_sentences} unsupported sentence(s)"
-        + (f", invalid citation(s) {v.invalid_citations}" if v.invalid_citations else "")
-    )
-    replacement = await fallback.generate(request, search=search)
-    replacement.fallback_reason = reason
-    replacement.tool_calls = generation.tool_calls
-    report = _validate(replacement.text, replacement.chunks, user_context=user_context,
-                       similarity=similarity, thresholds=thresholds)
-    return replacement, report
+
+    def __init__(
+        self,
+        *,
+        primary: Generator,
+        fallback: Generator,
+        similarity: Similarity | None = None,
+        thresholds: GroundingThresholds = DEFAULT_THRESHOLDS,
+    ) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.similarity = similarity
+        self.thresholds = thresholds
+
+    @property
+    def name(self) -> str:
+        """The primary's name (recorded as model_used unless a fallback answered)."""
+        return self.primary.name
+
+    async def generate(self, request: GenerationRequest, *, search: SearchFn) -> Generation:
+        """Answer ``request``; see the module docstring for when the fallback answers."""
+        if self.primary is self.fallback:
+            return self._checked(await self.fallback.generate(request, search=search), request, quoted=True)
+        try:
+            generation = await self.primary.generate(request, search=search)
+        except ProviderError as exc:
+            generation = await self.fallback.generate(request, search=search)
+            generation.fallback_reason = f"generation failed, answered extractively: {exc}"
+            return self._checked(generation, request, quoted=True)
+        if says_not_in_docs(generation.text):
+            return generation
+        report = self._report(generation, request, quoted=False)
+        if report.passed:
+            return _with(generation, report)
+        return await self._replace(generation, report, request, search)
+
+    async def _replace(self, generation: Generation, failed: GroundingReport, request: GenerationRequest,
+                       search: SearchFn) -> Generation:
+        """Quote the same chunks instead of an ungrounded answer, with a note saying so."""
+        v = failed.validation
+        replacement = await self.fallback.generate(
+            GenerationRequest(query=request.query, chunks=generation.chunks, history=request.history,
+                              search_text=request.search_text), search=search)
+        report = self._report(replacement, request, quoted=True)
+        report.validation.unsupported = v.unsupported
+        return _with(Generation(
+            text=f"{VALIDATION_NOTE}\n\n{replacement.text}", chunks=replacement.chunks,
+            model_used=f"{generation.model_used}->{replacement.model_used}", retrieval_used=True,
+            tool_calls=generation.tool_calls, validation_failed=True,
+            fallback_reason=(f"validation_failed: {v.unsupported_sentences} unsupported sentence(s), "
+                             f"invalid citations {v.invalid_citations}; answered extractively instead"),
+        ), report)
+
+    def _report(self, generation: Generation, request: GenerationRequest, *, quoted: bool) -> GroundingReport:
+        # Quoted passages are verbatim: the word-level check suffices, the dense one only costs time.
+        return _validate(generation.text, generation.chunks, user_context=request.query.user_context,
+                         similarity=None if quoted else self.similarity, thresholds=self.thresholds)
+
+    def _checked(self, generation: Generation, request: GenerationRequest, *, quoted: bool) -> Generation:
+        return _with(generation, self._report(generation, request, quoted=quoted))
+
+
+def _with(generation: Generation, report: GroundingReport) -> Generation:
+    generation.grounding = report.validation
+    generation.grounding_confidence = report.grounding_confidence
+    return generation

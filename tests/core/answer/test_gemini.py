@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from core.answer.citations import build_sources
 from core.answer.generators.extractive import ExtractiveGenerator
-from core.answer.generators.fallback import generate_grounded, generate_with_fallback
+from core.answer.generators.fallback import VALIDATION_NOTE, FallbackGenerator
 from core.answer.generators.gemini import TOOL_NAME, GeminiGenerator
 from core.answer.grounding import validate_grounding
 from core.answer.prompt import SYSTEM_INSTRUCTION, pack_context, pack_history
@@ -21,10 +18,7 @@ from core.errors import ConfigurationError, ProviderResponseError, ProviderTimeo
 from core.models import AgentConfig, ConversationTurn, RetrievedChunk, TurnRole, UserQuery
 from core.protocols import GenerationRequest, Generator
 from core.settings import Settings
-from tests.support.loopback import start_app
-
-MODEL = "gemini-2.5-flash"
-PATH = f"/v1beta/models/{MODEL}:generateContent"
+from tests.support.fake_gemini import MODEL, PATH, FakeGemini, call_reply, serving, text_reply
 
 
 def chunk(i: int, content: str) -> RetrievedChunk:
@@ -38,54 +32,6 @@ GAZEBO = chunk(1, "Gazebo simulates rigid body physics, sensors and lighting so 
 SDF = chunk(2, "Modern Gazebo describes worlds and models in SDF files; URDF models are converted to SDF "
                "when they are spawned.")
 NODES = chunk(3, "In ROS 2 a node is a process that does one focused job, such as reading a camera.")
-
-
-def text_reply(text: str, finish: str = "STOP") -> dict[str, Any]:
-    return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": finish}]}
-
-
-def call_reply(args: dict[str, Any], name: str = TOOL_NAME) -> dict[str, Any]:
-    return {"candidates": [{"content": {"role": "model", "parts": [
-        {"functionCall": {"name": name, "args": args}}]}, "finishReason": "STOP"}]}
-
-
-class FakeGemini:
-    """Scripted replies: a dict (JSON 200), (status, dict), a raw str body, or ("sleep", s)."""
-
-    def __init__(self) -> None:
-        self.script: list[Any] = []
-        self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self.headers: list[dict[str, str]] = []
-        self.url = ""
-
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        self.paths.append(request.path)
-        self.headers.append(dict(request.headers))
-        self.requests.append(await request.json())
-        item = self.script.pop(0) if len(self.script) > 1 else self.script[0]
-        if isinstance(item, tuple) and item[0] == "sleep":
-            await asyncio.sleep(item[1])
-            return web.json_response(text_reply("too late [1]"))
-        if isinstance(item, tuple):
-            status, body = item
-            return web.json_response(body, status=status)
-        if isinstance(item, str):
-            return web.Response(text=item, content_type="application/json")
-        return web.json_response(item)
-
-
-@asynccontextmanager
-async def serving(server: FakeGemini) -> AsyncIterator[FakeGemini]:
-    """Serve ``server`` on a free loopback port for the duration of the block."""
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", server.handle)
-    runner, port = await start_app(app)
-    server.url = f"http://127.0.0.1:{port}"
-    try:
-        yield server
-    finally:
-        await runner.cleanup()
 
 
 @pytest.fixture
@@ -221,9 +167,15 @@ async def test_unsupported_sentence_is_detected_and_falls_back(
     assert not report.passed and report.validation.unsupported_sentences == 1
     assert "NASA" in report.validation.unsupported[0]
 
-    generation, grounded = await generate_grounded(gen, ExtractiveGenerator(), req, Searcher())
-    assert generation.model_used == "extractive" and grounded.passed
-    assert generation.fallback_reason is not None and "failed grounding" in generation.fallback_reason
+    fake.script = [text_reply("Gazebo simulates rigid body physics and sensors [1]. "
+                              "Gazebo was first released by NASA in 1995 for Mars rovers [1].")]
+    both = FallbackGenerator(primary=gen, fallback=ExtractiveGenerator())
+    generation = await both.generate(req, search=Searcher())
+    assert generation.model_used == f"{MODEL}->extractive" and generation.validation_failed
+    assert generation.text.startswith(VALIDATION_NOTE)
+    assert generation.grounding is not None and generation.grounding.passed
+    assert any("NASA" in u for u in generation.grounding.unsupported)
+    assert generation.fallback_reason is not None and "1 unsupported sentence" in generation.fallback_reason
 
 
 # --------------------------------------------------------------------------- failures
@@ -250,9 +202,10 @@ async def test_500_until_exhaustion_then_extractive_fallback(fake: FakeGemini, g
         await gen.generate(request([GAZEBO]), search=Searcher())
     assert info.value.__cause__ is not None
     assert len(fake.requests) == 3
-    result = await generate_with_fallback(gen, ExtractiveGenerator(), request([GAZEBO]), Searcher())
+    both = FallbackGenerator(primary=gen, fallback=ExtractiveGenerator())
+    result = await both.generate(request([GAZEBO]), search=Searcher())
     assert result.model_used == "extractive" and result.text.endswith("[1]")
-    assert result.fallback_reason is not None and "ProviderResponseError" in result.fallback_reason
+    assert result.fallback_reason is not None and "server error" in result.fallback_reason
 
 
 async def test_400_is_not_retried(fake: FakeGemini, gen: GeminiGenerator) -> None:

@@ -21,10 +21,10 @@ from core.errors import ProviderError, ProviderResponseError, ProviderTimeoutErr
 from core.models import AgentConfig, EmbeddingRequest, RetrievedChunk, UserQuery
 from core.protocols import GenerationRequest
 from core.providers.errors import Failure, rule_for, transport_failure
-from tests.core.answer.test_gemini import FakeGemini, text_reply
-from tests.core.answer.test_gemini import serving as serving_gemini
 from tests.support.fake_cohere import API_KEY, FAST_RETRIES, Scripted, unused_loopback_url
 from tests.support.fake_cohere import serving as serving_cohere
+from tests.support.fake_gemini import FakeGemini, text_reply
+from tests.support.fake_gemini import serving as serving_gemini
 
 RETRIES = 1
 MODEL = "gemini-2.5-flash"
