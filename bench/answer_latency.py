@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bots.runtime import build_runtime  # noqa: E402
-from core.eval.retrieval import percentile  # noqa: E402
+from core.eval.metrics import percentile  # noqa: E402
 from core.ingest.chunking import chunk_document  # noqa: E402
 from core.ingest.loaders import load_file  # noqa: E402
 from core.ingest.sync import ingest_path, walk_files  # noqa: E402

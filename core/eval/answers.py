@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InputError
-from core.eval.retrieval import percentile
+from core.eval.metrics import percentile
 
 #: How many of an answer's sources are searched for an expected file.
 TOP_SOURCES = 5

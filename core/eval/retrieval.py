@@ -19,17 +19,17 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.errors import InputError
-from core.jsonl import read_jsonl
+from core.eval.beir import BeirDataset, load_beir
+from core.eval.metrics import Row, ratio, score_run
 from core.models import DocumentChunk
 from core.protocols import Embedder
 from core.retrieval.retriever import HybridRetriever
@@ -37,233 +37,9 @@ from core.settings import Settings
 
 #: Bump when the way the corpus is indexed changes, so stale caches are not reused.
 INDEX_VERSION = "1"
-CUTOFFS = (10, 100)
 _NAMESPACE = uuid.UUID("9d7c2f4e-58b1-4c61-a0c3-2b9e41d3f7aa")
 _COMPLETE = "complete.json"
 _BATCH = 512
-
-Qrels = dict[str, dict[str, int]]
-
-
-# --------------------------------------------------------------------------- metrics
-
-
-def dcg(gains: Sequence[float]) -> float:
-    """Discounted cumulative gain of gains in rank order (linear gain, log2 discount).
-
-    Args:
-        gains: the relevance grade of each ranked item, best rank first.
-
-    Returns:
-        ``sum(g_i / log2(i + 2))`` over 0-based ranks ``i``.
-    """
-    return sum(g / math.log2(i + 2) for i, g in enumerate(gains))
-
-
-def ndcg_at_k(ranked: Sequence[str], judged: Mapping[str, int], k: int) -> float:
-    """Normalised DCG of the first ``k`` results.
-
-    Args:
-        ranked: document ids, best first.
-        judged: relevance grade per document id (0 or absent: not relevant).
-        k: cutoff.
-
-    Returns:
-        A value in [0, 1]; 0.0 when no document is relevant.
-    """
-    ideal = dcg(sorted((g for g in judged.values() if g > 0), reverse=True)[:k])
-    if ideal <= 0:
-        return 0.0
-    return dcg([max(0, judged.get(doc, 0)) for doc in ranked[:k]]) / ideal
-
-
-def recall_at_k(ranked: Sequence[str], judged: Mapping[str, int], k: int) -> float:
-    """Share of the relevant documents found in the first ``k`` results (0.0 if none is relevant)."""
-    relevant = {doc for doc, grade in judged.items() if grade > 0}
-    if not relevant:
-        return 0.0
-    return len(relevant.intersection(ranked[:k])) / len(relevant)
-
-
-def mrr_at_k(ranked: Sequence[str], judged: Mapping[str, int], k: int) -> float:
-    """Reciprocal rank of the first relevant result within the first ``k`` (0.0 if none)."""
-    for rank, doc in enumerate(ranked[:k], start=1):
-        if judged.get(doc, 0) > 0:
-            return 1.0 / rank
-    return 0.0
-
-
-def percentile(values: Sequence[float], pct: float) -> float:
-    """The ``pct``-th percentile with linear interpolation between closest ranks.
-
-    Args:
-        values: samples (any order).
-        pct: in [0, 100].
-
-    Returns:
-        0.0 for no samples.
-    """
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * pct / 100
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-@dataclass(slots=True)
-class Row:
-    """One system's scores over one split."""
-
-    system: str
-    queries: int
-    ndcg_10: float
-    recall_10: float
-    recall_100: float
-    mrr_10: float
-    latency_p50_ms: float
-    latency_p99_ms: float
-
-    def metrics(self) -> dict[str, float]:
-        """The numeric columns by name."""
-        return {k: v for k, v in asdict(self).items() if k not in ("system", "queries")}
-
-
-def score_run(
-    system: str,
-    runs: Mapping[str, Sequence[str]],
-    qrels: Qrels,
-    latencies_ms: Sequence[float],
-) -> Row:
-    """Average the metrics over the judged queries.
-
-    Args:
-        system: the row's label.
-        runs: ranked document ids per query id.
-        qrels: judgements per query id; every query here is scored (missing run = empty).
-        latencies_ms: one search latency per query.
-
-    Returns:
-        The row; metrics are means over ``qrels``' queries.
-    """
-    n = len(qrels)
-    if n == 0:
-        raise ValueError("no judged queries to score")
-
-    def mean(fn: Callable[[Sequence[str], Mapping[str, int]], float]) -> float:
-        return sum(fn(runs.get(q, []), judged) for q, judged in qrels.items()) / n
-
-    return Row(
-        system=system,
-        queries=n,
-        ndcg_10=mean(lambda r, j: ndcg_at_k(r, j, 10)),
-        recall_10=mean(lambda r, j: recall_at_k(r, j, 10)),
-        recall_100=mean(lambda r, j: recall_at_k(r, j, 100)),
-        mrr_10=mean(lambda r, j: mrr_at_k(r, j, 10)),
-        latency_p50_ms=percentile(latencies_ms, 50),
-        latency_p99_ms=percentile(latencies_ms, 99),
-    )
-
-
-def ratio(ours: Row, baseline: Row) -> dict[str, float | None]:
-    """Each metric of ``ours`` divided by the baseline's (None where the baseline is 0)."""
-    base = baseline.metrics()
-    return {k: (v / base[k] if base[k] else None) for k, v in ours.metrics().items()}
-
-
-# --------------------------------------------------------------------------- dataset
-
-
-@dataclass(slots=True)
-class BeirDataset:
-    """A loaded BEIR split: the corpus, the split's queries and their judgements."""
-
-    root: Path
-    split: str
-    corpus: dict[str, tuple[str, str]]
-    queries: dict[str, str]
-    qrels: Qrels
-    skipped_queries: int = 0
-
-    @property
-    def corpus_path(self) -> Path:
-        """The corpus file (its size and mtime key the index cache)."""
-        return self.root / "corpus.jsonl"
-
-
-def _jsonl(path: Path) -> Iterable[dict[str, Any]]:
-    return (item for _, item in read_jsonl(path, required="_id", example="an object with an _id"))
-
-
-def read_qrels(path: Path) -> Qrels:
-    """Read a BEIR qrels TSV (header line, then query-id, corpus-id, score).
-
-    Raises:
-        InputError: a line without three tab-separated fields or a non-integer score.
-    """
-    qrels: Qrels = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            parts = line.rstrip("\n").split("\t")
-            if number == 1 and not (len(parts) == 3 and parts[2].lstrip("-").isdigit()):
-                continue  # the header
-            if not line.strip():
-                continue
-            if len(parts) != 3:
-                raise InputError(f"{path}:{number}: expected 'query-id<TAB>corpus-id<TAB>score'")
-            try:
-                grade = int(parts[2])
-            except ValueError:
-                raise InputError(f"{path}:{number}: score {parts[2]!r} is not an integer") from None
-            qrels.setdefault(parts[0], {})[parts[1]] = grade
-    return qrels
-
-
-def load_beir(root: Path, split: str) -> BeirDataset:
-    """Load a BEIR dataset folder for one split.
-
-    Args:
-        root: folder holding corpus.jsonl, queries.jsonl and qrels/.
-        split: qrels file name without ``.tsv`` (``test``, ``train``, ``dev``).
-
-    Returns:
-        The dataset; queries without any relevant judgement are dropped (counted in
-        ``skipped_queries``), as BEIR's evaluation does.
-
-    Raises:
-        InputError: a missing file or split, or a malformed line (naming it).
-    """
-    if not root.is_dir():
-        raise InputError(f"dataset folder {str(root)!r} does not exist")
-    for name in ("corpus.jsonl", "queries.jsonl"):
-        if not (root / name).is_file():
-            raise InputError(f"{root} is not a BEIR dataset: {name} is missing")
-    qrels_path = root / "qrels" / f"{split}.tsv"
-    if not qrels_path.is_file():
-        folder = root / "qrels"
-        available = sorted(p.stem for p in folder.glob("*.tsv")) if folder.is_dir() else []
-        raise InputError(
-            f"split {split!r} not found: no {qrels_path}"
-            + (f" (available: {', '.join(available)})" if available else "")
-        )
-    corpus = {
-        str(d["_id"]): (str(d.get("title") or ""), str(d.get("text") or ""))
-        for d in _jsonl(root / "corpus.jsonl")
-    }
-    all_queries = {str(q["_id"]): str(q.get("text") or "") for q in _jsonl(root / "queries.jsonl")}
-    judged = read_qrels(qrels_path)
-    qrels = {
-        q: grades for q, grades in judged.items()
-        if any(g > 0 for g in grades.values()) and all_queries.get(q, "").strip()
-    }
-    if not qrels:
-        raise InputError(f"{qrels_path} judges no query of queries.jsonl as having a relevant document")
-    return BeirDataset(
-        root=root, split=split, corpus=corpus,
-        queries={q: all_queries[q] for q in qrels}, qrels=qrels,
-        skipped_queries=len(judged) - len(qrels),
-    )
 
 
 # --------------------------------------------------------------------------- indexing

@@ -10,20 +10,9 @@ import pytest
 
 from bots.cli import main
 from core.errors import InputError
-from core.eval.retrieval import (
-    Row,
-    dcg,
-    document_text,
-    index_key,
-    load_beir,
-    mrr_at_k,
-    ndcg_at_k,
-    percentile,
-    ratio,
-    read_qrels,
-    recall_at_k,
-    score_run,
-)
+from core.eval.beir import load_beir, read_qrels
+from core.eval.metrics import Row, dcg, mrr_at_k, ndcg_at_k, percentile, ratio, recall_at_k, score_run
+from core.eval.retrieval import document_text, index_key
 
 # ------------------------------------------------------------------ metrics
 
