@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -71,6 +72,15 @@ _BLOCKED_FINISH = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CO
                              "IMAGE_SAFETY", "LANGUAGE"})
 #: Share of the prompt budget left for conversation history (sources get the rest).
 _HISTORY_SHARE = 0.25
+
+
+@dataclass(slots=True)
+class _ToolState:
+    """What a tool loop accumulates: the numbered chunks, searches made, tokens left."""
+
+    chunks: list[RetrievedChunk]
+    remaining: int
+    calls: int = 0
 
 
 class _ToolArgumentError(ValueError):
@@ -173,33 +183,10 @@ class GeminiGenerator:
         chunks = list(request.chunks)
         if not chunks and self.force_first_search:
             chunks = list(await search(query.query_text, self.search_top_k, None))
-
-        user_context = query.user_context
-        prompt_budget = (
-            self.config.context_window
-            - self.config.max_tokens
-            - estimate_tokens(SYSTEM_INSTRUCTION)
-            - estimate_tokens(query.query_text)
-            - estimate_tokens(user_context or "")
-            - 64  # tags and the tool declaration
-        )
-        history_budget = max(0, int(prompt_budget * _HISTORY_SHARE))
-        history = _history_contents(pack_history(request.history, history_budget))
-        spent_history = sum(estimate_tokens(p.text or "") for c in history for p in (c.parts or []))
-        remaining = max(0, prompt_budget - spent_history)
-
-        sources, chunks = pack_context(chunks, budget_tokens=remaining)
-        remaining -= estimate_tokens(sources)
-        contents: list[types.Content] = [
-            *history,
-            types.Content(role="user", parts=[types.Part(text=format_user_message(
-                query.query_text, sources, user_context=user_context))]),
-        ]
-
-        tool_calls = 0
+        contents, chunks, remaining = self._first_turn(request, chunks)
+        state = _ToolState(chunks=chunks, remaining=remaining)
         for _ in range(self.max_tool_calls + 1):
-            allow_tools = tool_calls < self.max_tool_calls
-            response = await self._call(contents, allow_tools=allow_tools)
+            response = await self._call(contents, allow_tools=state.calls < self.max_tool_calls)
             candidate = _usable_candidate(response)
             calls = [p.function_call for p in (candidate.content.parts or []) if p.function_call] \
                 if candidate.content else []
@@ -211,35 +198,61 @@ class GeminiGenerator:
                         provider=PROVIDER,
                     )
                 # Second line of defence: the prompt forbids mentions, this makes sure.
-                return Generation(text=neutralize_mentions(text), chunks=chunks, model_used=self.name,
-                                  retrieval_used=True, tool_calls=tool_calls)
+                return Generation(text=neutralize_mentions(text), chunks=state.chunks, model_used=self.name,
+                                  retrieval_used=True, tool_calls=state.calls)
             assert candidate.content is not None
             contents.append(candidate.content)
-            replies: list[types.Part] = []
-            for call in calls:
-                if tool_calls >= self.max_tool_calls:
-                    replies.append(_tool_reply(call, {"error": "search limit reached; answer now"}))
-                    continue
-                try:
-                    q, top_k, filters = self._parse_args(call)
-                except _ToolArgumentError as exc:
-                    replies.append(_tool_reply(call, {"error": str(exc)}))
-                    continue
-                found = await search(q, top_k, filters)
-                tool_calls += 1
-                known = {c.chunk_id for c in chunks}
-                new = [c for c in found if c.chunk_id not in known]
-                text, used = pack_context(new, budget_tokens=max(0, remaining), start=len(chunks) + 1)
-                chunks.extend(used)
-                remaining -= estimate_tokens(text)
-                replies.append(_tool_reply(call, {
-                    "sources": text or "No new sources found.",
-                    "new_source_numbers": list(range(len(chunks) - len(used) + 1, len(chunks) + 1)),
-                }))
-            contents.append(types.Content(role="user", parts=replies))
+            contents.append(types.Content(role="user", parts=[
+                await self._answer_call(call, state, search) for call in calls]))
         raise ProviderResponseError(
             f"the model kept calling tools after {self.max_tool_calls} searches", provider=PROVIDER
         )
+
+    def _first_turn(
+        self, request: GenerationRequest, chunks: list[RetrievedChunk]
+    ) -> tuple[list[types.Content], list[RetrievedChunk], int]:
+        """The history and the question with its numbered sources, packed to the context window.
+
+        Returns:
+            (contents, the chunks that fit, the token budget left for tool results).
+        """
+        query = request.query
+        prompt_budget = (
+            self.config.context_window
+            - self.config.max_tokens
+            - estimate_tokens(SYSTEM_INSTRUCTION)
+            - estimate_tokens(query.query_text)
+            - estimate_tokens(query.user_context or "")
+            - 64  # tags and the tool declaration
+        )
+        history_budget = max(0, int(prompt_budget * _HISTORY_SHARE))
+        history = _history_contents(pack_history(request.history, history_budget))
+        spent_history = sum(estimate_tokens(p.text or "") for c in history for p in (c.parts or []))
+        remaining = max(0, prompt_budget - spent_history)
+        sources, chunks = pack_context(chunks, budget_tokens=remaining)
+        contents = [*history, types.Content(role="user", parts=[types.Part(text=format_user_message(
+            query.query_text, sources, user_context=query.user_context))])]
+        return contents, chunks, remaining - estimate_tokens(sources)
+
+    async def _answer_call(self, call: types.FunctionCall, state: _ToolState, search: SearchFn) -> types.Part:
+        """Run one tool call (within the search limit) and number the new sources after the old."""
+        if state.calls >= self.max_tool_calls:
+            return _tool_reply(call, {"error": "search limit reached; answer now"})
+        try:
+            q, top_k, filters = self._parse_args(call)
+        except _ToolArgumentError as exc:
+            return _tool_reply(call, {"error": str(exc)})
+        found = await search(q, top_k, filters)
+        state.calls += 1
+        known = {c.chunk_id for c in state.chunks}
+        new = [c for c in found if c.chunk_id not in known]
+        text, used = pack_context(new, budget_tokens=max(0, state.remaining), start=len(state.chunks) + 1)
+        state.chunks.extend(used)
+        state.remaining -= estimate_tokens(text)
+        return _tool_reply(call, {
+            "sources": text or "No new sources found.",
+            "new_source_numbers": list(range(len(state.chunks) - len(used) + 1, len(state.chunks) + 1)),
+        })
 
     def _parse_args(self, call: types.FunctionCall) -> tuple[str, int, dict[str, Any] | None]:
         if call.name != TOOL_NAME:
