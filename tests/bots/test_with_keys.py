@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from bots.runtime import build_runtime
 from core.ingest.sitemap import ingest_source
-from core.models import ResponseStatus
+from core.models import AgentResponse, ResponseStatus
 from core.settings import Settings
 from tests.support.fake_cohere import API_KEY, FakeCohere
 from tests.support.fake_gemini import FakeGemini, serving, text_reply
@@ -36,14 +36,14 @@ async def cohere() -> AsyncIterator[FakeCohere]:
     await server.close()
 
 
-async def test_keys_switch_on_cohere_and_gemini(
-    tmp_path: Path, gemini: FakeGemini, cohere: FakeCohere
-) -> None:
+async def ask_with_keys(tmp_path: Path, gemini: FakeGemini, cohere: FakeCohere, question: str,
+                        reply: str) -> AgentResponse:
+    """Ingest DOCS and ask ``question`` with both keys set, Gemini scripted to ``reply``."""
     docs = tmp_path / "docs"
     docs.mkdir()
     for name, text in DOCS.items():
         (docs / name).write_text(text, encoding="utf-8")
-    gemini.script = [text_reply("Install ragbot with make demo [1].")]
+    gemini.script = [text_reply(reply)]
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None, data_dir=tmp_path / "data",
         cohere_api_key=SecretStr(API_KEY), cohere_base_url=cohere.url, cohere_output_dimension=256,
@@ -53,10 +53,16 @@ async def test_keys_switch_on_cohere_and_gemini(
     try:
         await ingest_source(str(docs), store=runtime.store, embedder=runtime.embedder,
                             collection=settings.collection, progress=False)
-        response = await runtime.pipeline.answer("how do I install ragbot?", thread_id="k1")
+        return await runtime.pipeline.answer(question, thread_id="k1")
     finally:
         await runtime.aclose()
 
+
+async def test_keys_switch_on_cohere_and_gemini(
+    tmp_path: Path, gemini: FakeGemini, cohere: FakeCohere
+) -> None:
+    response = await ask_with_keys(tmp_path, gemini, cohere, "how do I install ragbot?",
+                                   "Install ragbot with make demo [1].")
     assert response.status is ResponseStatus.ANSWERED, response.response_text
     assert response.model_used == "gemini-2.5-flash"
     assert response.ranking_algorithm is not None and "cohere:rerank-v3.5" in response.ranking_algorithm
@@ -71,25 +77,8 @@ async def test_keys_switch_on_cohere_and_gemini(
 async def test_gemini_saying_the_docs_do_not_answer_is_not_found(
     tmp_path: Path, gemini: FakeGemini, cohere: FakeCohere
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    gemini.script = [text_reply("NOT_IN_DOCS")]
-    settings = Settings(  # type: ignore[call-arg]
-        _env_file=None, data_dir=tmp_path / "data",
-        cohere_api_key=SecretStr(API_KEY), cohere_base_url=cohere.url, cohere_output_dimension=256,
-        gemini_api_key=SecretStr("test-key"), gemini_base_url=gemini.url, provider_retries=0,
-    )
-    runtime = await build_runtime(settings)
-    try:
-        await ingest_source(str(docs), store=runtime.store, embedder=runtime.embedder,
-                            collection=settings.collection, progress=False)
-        response = await runtime.pipeline.answer("how do I put the slack bot token in ragbot?",
-                                                 thread_id="k2")
-    finally:
-        await runtime.aclose()
-
+    response = await ask_with_keys(tmp_path, gemini, cohere, "how do I put the slack bot token in ragbot?",
+                                   "NOT_IN_DOCS")
     assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
     assert response.sources == [] and "NOT_IN_DOCS" not in response.response_text
     assert "NOT_IN_DOCS" in str(gemini.requests[0]["systemInstruction"])
