@@ -94,10 +94,10 @@ def build_sources(text: str, chunks: Sequence[RetrievedChunk]) -> list[Source]:
 
 
 def renumber_citations(text: str, chunks: Sequence[RetrievedChunk]) -> tuple[str, list[Source]]:
-    """Number the cited sources 1..n in order of first citation, one per page section.
+    """Number the cited sources 1..n in order of first citation, one per page.
 
     Generators cite ``[n]`` as the n-th chunk they were given, so numbers skip
-    ("[1] [4]") and two chunks of one section would be listed as two sources.
+    ("[1] [4]") and two chunks of one page would be listed as two sources.
     Users should see ``[1]``, ``[2]`` ... each resolving to one listed source.
 
     Args:
@@ -108,19 +108,21 @@ def renumber_citations(text: str, chunks: Sequence[RetrievedChunk]) -> tuple[str
         (the text with markers rewritten, out-of-range numbers dropped; its sources).
     """
     new_number: dict[int, int] = {}
-    by_section: dict[tuple[str, str], int] = {}
+    by_page: dict[str, int] = {}
     sources: list[Source] = []
     for n in cited_indices(text):
         if not 1 <= n <= len(chunks):
             continue
         chunk = chunks[n - 1]
-        key = (chunk.url, chunk.section)
-        if key not in by_section:
-            by_section[key] = len(sources) + 1
+        # One source per page: two sections of a page share its URL, and a list naming the
+        # same link twice reads as a duplicate.
+        key = chunk.url
+        if key not in by_page:
+            by_page[key] = len(sources) + 1
             sources.append(Source(index=len(sources) + 1, chunk_id=chunk.chunk_id, url=chunk.url,
                                   title=chunk.title, section=chunk.section,
                                   chunk_index=chunk.chunk_index, score=chunk.score))
-        new_number[n] = by_section[key]
+        new_number[n] = by_page[key]
 
     def rewrite(match: re.Match[str]) -> str:
         numbers = dict.fromkeys(new_number[n] for n in _marker_numbers(match.group(1)) if n in new_number)

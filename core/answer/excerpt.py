@@ -154,7 +154,7 @@ def choose_excerpts(
         question: what was asked (already cleaned for search).
         chunks: retrieved chunks, best first.
         max_chunks: how many of the top chunks are read.
-        max_sources: at most this many excerpts, each from a different page section.
+        max_sources: at most this many excerpts, each from a different page.
 
     Returns:
         Excerpts best first; empty when no block shares a term with the question.
@@ -167,18 +167,17 @@ def choose_excerpts(
     scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs), u) for u in everything),
                     key=lambda su: (-su[0], su[1].chunk, su[1].position))
     excerpts: list[Excerpt] = []
-    used: set[tuple[str, str]] = set()
+    used: set[str] = set()
     top = scored[0][0] if scored else 0.0
     for score, unit in scored:
         if len(excerpts) >= max_sources or score <= 0 or (excerpts and score < SECOND_SOURCE_RATIO * top):
             break
         chunk = chunks[unit.chunk]
-        key = (chunk.url, chunk.section)
-        if key in used:
+        if chunk.url in used:
             continue
         if excerpts and len(excerpts[0].text) > EXCERPT_CHARS // 2:
             break  # the first excerpt is a full answer; a second page would only add noise
-        used.add(key)
+        used.add(chunk.url)
         selected = _grow(per_chunk[unit.chunk], unit.position, weights)
         excerpts.append(Excerpt(unit.chunk, _render(selected, f"[{unit.chunk + 1}]")))
     return excerpts
