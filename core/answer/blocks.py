@@ -118,6 +118,17 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
     return tuple(out)
 
 
+def list_items(block: Block) -> list[Block]:
+    """A list block's items, each with its indented continuation lines (one list block each)."""
+    items: list[list[str]] = []
+    for line in block.text.splitlines():
+        if (_LIST_RE.match(line) and not line.startswith((" ", "\t"))) or not items:
+            items.append([line])
+        else:
+            items[-1].append(line)
+    return [Block("list", "\n".join(lines)) for lines in items]
+
+
 def render_block(block: Block, *, max_code_lines: int = 15) -> str:
     """A block as it is quoted: code capped at ``max_code_lines`` lines and fenced again."""
     if block.kind != "code":

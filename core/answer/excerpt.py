@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.answer.blocks import Block, parse_blocks, render_block
+from core.answer.blocks import Block, list_items, parse_blocks, render_block
 from core.answer.sentences import looks_like_code, split_prose
 from core.models import RetrievedChunk
 from core.retrieval.terms import content_terms
@@ -32,6 +32,17 @@ EXCERPT_CHARS = 650
 SECOND_SOURCE_RATIO = 0.8
 #: A paragraph longer than this is quoted by its best sentences, not whole.
 LONG_PARAGRAPH = 450
+#: Block score weights: question terms held (IDF-weighted), word pairs, the chunk's relevance,
+#: its heading naming the asked thing, early position in the chunk, retrieval rank, and a
+#: penalty for a fragment (cut mid-sentence or unfenced code). Rank was tuned on gazebo-docs
+#: and checked on robotics-textbook-2 (BENCHMARKS.md).
+W_OVERLAP = 0.5
+W_PAIRS = 0.1
+W_RELEVANCE = 0.2
+W_HEADING = 0.15
+W_POSITION = 0.05
+W_RANK = 0.1
+W_FRAGMENT = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +71,7 @@ def _terms(text: str) -> tuple[str, ...]:
 
 
 def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
-    """Each chunk's blocks, long paragraphs split into sentences, headings dropped."""
+    """Each chunk's blocks, long paragraphs and lists split into sentences and items, no headings."""
     out: list[list[_Unit]] = []
     for ci, chunk in enumerate(chunks):
         units: list[_Unit] = []
@@ -70,6 +81,8 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
             pieces = [block]
             if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:
                 pieces = [Block("para", s) for s in split_prose(block.text)]
+            elif block.kind == "list" and len(block.text) > LONG_PARAGRAPH:
+                pieces = list_items(block)  # a long list is read item by item, like sentences
             for piece in pieces:
                 terms = _terms(piece.text)
                 pairs = frozenset(itertools.pairwise(terms))
@@ -100,8 +113,9 @@ def _score(
         # Code mentions many identifiers by chance; it answers when the prose around it does,
         # and _grow brings it along with its lead-in.
         overlap *= 0.5 if unit.block.text.count("\n") > 15 else 0.7
-    return (0.5 * overlap + 0.1 * pair_share + 0.2 * chunk.score + 0.15 * heading
-            + 0.05 / (1 + unit.position) - (0.2 if fragment else 0.0))
+    return (W_OVERLAP * overlap + W_PAIRS * pair_share + W_RELEVANCE * chunk.score + W_HEADING * heading
+            + W_POSITION / (1 + unit.position) + W_RANK / (1 + unit.chunk)
+            - (W_FRAGMENT if fragment else 0.0))
 
 
 def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[_Unit]:

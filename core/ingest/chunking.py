@@ -276,8 +276,10 @@ def _pack(units: list[_Unit], *, target_chars: int, max_chars: int, overlap_char
             # An oversize code block gets a chunk of its own, except that a short lead-in
             # ("Create the node:") rides along rather than becoming a useless chunk.
             if current and size >= MIN_SECTION_CHARS:
-                groups.append(current)
-                current = []
+                # "Add the following script:" goes with the script, not with what came before.
+                lead = current[-1:] if len(current) > 1 and _is_lead_in(current[-1]) else []
+                groups.append(current[: len(current) - len(lead)])
+                current = lead
             groups.append([*current, unit])
             current, size = [], 0
             continue

@@ -232,3 +232,15 @@ def test_citations_are_renumbered_one_per_section() -> None:
     assert [(s.index, s.chunk_id) for s in sources] == [(1, "c1b"), (2, "c2")]
     listed = with_related(sources, chunks, limit=5)
     assert [(s.index, s.chunk_id) for s in listed] == [(1, "c1b"), (2, "c2"), (3, "c3")]
+
+
+def test_a_long_list_is_read_item_by_item() -> None:
+    from core.answer.blocks import Block, list_items
+
+    block = Block("list", "- first item\n  continued here\n- second item\n* third item")
+    assert [b.text for b in list_items(block)] == ["- first item\n  continued here", "- second item",
+                                                   "* third item"]
+    items = "\n".join(f"- feature {i} does something unrelated to physics" for i in range(20))
+    long_list = chunk(1, f"Release features:\n\n{items}\n- restitution coefficient sets how bouncy a ball is")
+    result = ExtractiveGenerator().answer(request("what sets how bouncy a ball is?", [long_list]))
+    assert "restitution coefficient" in result.text and "feature 3 " not in result.text

@@ -187,3 +187,15 @@ def test_changing_title_weighting_changes_the_hash() -> None:
     one = chunk_document(doc([Section(["Nodes"], ["x" * 250])]), title_repeat=1)
     two = chunk_document(doc([Section(["Nodes"], ["x" * 250])]), title_repeat=2)
     assert one[0].content_hash != two[0].content_hash
+
+
+def test_a_lead_in_stays_with_the_block_it_introduces() -> None:
+    rng = random.Random(7)
+    lead = "Add the following script to your shell profile:"
+    small, big = code(rng, 8), code(rng, 200)
+    for block in (small, big):
+        blocks = [paragraph(rng, 6), paragraph(rng, 6), lead, block, paragraph(rng, 3)]
+        chunks = chunk_document(doc([Section(["Setup"], blocks)]), target_chars=900, max_chars=2000,
+                                overlap_chars=0)
+        holder = next(c for c in chunks if block in c.content)
+        assert lead in holder.content, [c.content[:80] for c in chunks]
