@@ -18,7 +18,7 @@ from bots.chat.services import Services
 from core.answer.generators.extractive import ExtractiveGenerator
 from core.answer.pipeline import RagPipeline
 from core.embedders.local import LocalEmbedder
-from core.models import IngestSummary
+from core.models import AgentLogEntry, EventType, IngestSummary
 from core.protocols import ActivityLog, Embedder, FeedbackStore, Generator, Reranker, VectorStore
 from core.retrieval.lexicon import LexiconCache, LexiconFile
 from core.settings import Settings
@@ -200,14 +200,40 @@ async def ingest(
     settings = runtime.settings
     collection = collection or settings.collection
     root = None
-    if not source.startswith(("http://", "https://")):
-        root = claim_root(settings.data_dir / "ingest-roots.json", collection, Path(source), replace=replace)
-    return await ingest_source(
-        source, store=runtime.store, embedder=runtime.embedder, collection=collection,
-        base_url=base_url, progress=progress, title_repeat=settings.title_repeat, root=root,
-        state_path=settings.data_dir / f"sitemap-{collection}.json",
-        lexicon=LexiconFile(path=lexicon_path(settings, collection)),
-    )
+    try:
+        if not source.startswith(("http://", "https://")):
+            root = claim_root(settings.data_dir / "ingest-roots.json", collection, Path(source),
+                              replace=replace)
+        summary = await ingest_source(
+            source, store=runtime.store, embedder=runtime.embedder, collection=collection,
+            base_url=base_url, progress=progress, title_repeat=settings.title_repeat, root=root,
+            state_path=settings.data_dir / f"sitemap-{collection}.json",
+            lexicon=LexiconFile(path=lexicon_path(settings, collection)),
+        )
+    except Exception as exc:
+        # Best effort while already failing: the ingest's own error must reach the user.
+        with contextlib.suppress(Exception):
+            await record_ingest(runtime.services.activity, source=source, collection=collection, error=exc)
+        raise
+    await record_ingest(runtime.services.activity, source=source, collection=collection, summary=summary)
+    return summary
+
+
+async def record_ingest(
+    activity: ActivityLog, *, source: str, collection: str, summary: IngestSummary | None = None,
+    error: Exception | None = None,
+) -> None:
+    """Write an ingest run to the activity log: ``ingest_completed`` with its counts, or an ``error``.
+
+    ``ragbot doctor`` and ``ragbot stats`` read it to say when the docs were last synced.
+    """
+    if summary is not None:
+        await activity.log(AgentLogEntry(
+            event_type=EventType.INGEST_COMPLETED, execution_time=summary.seconds,
+            response_summary=f"{source} -> {collection}: {summary.line()}"))
+        return
+    await activity.log(AgentLogEntry(
+        event_type=EventType.ERROR, error_details=f"ingest of {source} into {collection} failed: {error}"))
 
 
 async def build_services(settings: Settings) -> Services:

@@ -335,6 +335,7 @@ class InMemoryStorage:
         until: datetime | None = None,
         event_type: EventType | None = None,
         thread_id: str | None = None,
+        query_id: str | None = None,
     ) -> AsyncIterator[AgentLogEntry]:
         _check_aware(since, "since")
         _check_aware(until, "until")
@@ -344,7 +345,7 @@ class InMemoryStorage:
                 continue
             if (kind is not None and e.event_type is not kind) or (
                 thread_id is not None and e.thread_id != thread_id
-            ):
+            ) or (query_id is not None and e.query_id != query_id):
                 continue
             yield e
 

@@ -603,6 +603,8 @@ class EventType(StrEnum):
     ERROR = "error"
     FEEDBACK_RECEIVED = "feedback_received"
     ADMIN_EXPORT = "admin_export"
+    #: An ingest run finished (source, collection and counts in the summary; bots/runtime.py).
+    INGEST_COMPLETED = "ingest_completed"
 
 
 class AgentLogEntry(BaseModel):

@@ -276,6 +276,7 @@ class ActivityLog(Protocol):
         until: datetime | None = None,
         event_type: EventType | None = None,
         thread_id: str | None = None,
+        query_id: str | None = None,
     ) -> AsyncIterator[AgentLogEntry]:
         """Stream matching entries oldest first, without loading the whole table."""
         ...

@@ -71,6 +71,8 @@ class Settings(BaseSettings):
 
     # --- adapters shared
     rate_limit_per_minute: int = Field(default=10, ge=0, description="0 disables the limit")
+    #: ``ragbot serve`` deletes history older than this many days, once a day; 0 keeps everything.
+    log_retention_days: int = Field(default=0, ge=0, le=36_500)
     port: int = Field(default=3000, ge=0, le=65535, validation_alias=_env("PORT", "RAGBOT_PORT"))
 
     # --- Slack

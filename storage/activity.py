@@ -61,6 +61,7 @@ class ActivityLogTables(SqliteBase):
         until: datetime | None = None,
         event_type: EventType | None = None,
         thread_id: str | None = None,
+        query_id: str | None = None,
     ) -> AsyncIterator[AgentLogEntry]:
         """Stream matching entries oldest first (ties by ``entry_id``), one page at a time.
 
@@ -69,11 +70,13 @@ class ActivityLogTables(SqliteBase):
             until: keep entries before this instant (exclusive).
             event_type: keep only this kind.
             thread_id: keep only this thread.
+            query_id: keep only this question's entries.
 
         Raises:
             ValueError: ``since`` or ``until`` is a naive datetime.
         """
-        where, params = _filters(since=since, until=until, event_type=event_type, thread_id=thread_id)
+        where, params = _filters(since=since, until=until, event_type=event_type, thread_id=thread_id,
+                                 query_id=query_id)
         rows = self._pages("export the activity log", select=f"{_LOG_COLUMNS} FROM agent_log",
                            where=where, params=params, keyset=("timestamp", "entry_id"))
         async for row in rows:
@@ -86,7 +89,8 @@ class ActivityLogTables(SqliteBase):
 
 
 def _filters(
-    *, since: datetime | None, until: datetime | None, event_type: EventType | None, thread_id: str | None
+    *, since: datetime | None, until: datetime | None, event_type: EventType | None, thread_id: str | None,
+    query_id: str | None = None,
 ) -> tuple[list[str], list[Any]]:
     """The WHERE conditions (``?`` placeholders) and their values for ``export``."""
     where: list[str] = []
@@ -103,4 +107,7 @@ def _filters(
     if thread_id is not None:
         where.append("thread_id = ?")
         params.append(thread_id)
+    if query_id is not None:
+        where.append("query_id = ?")
+        params.append(query_id)
     return where, params

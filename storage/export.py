@@ -43,13 +43,15 @@ async def export_log(
     until: datetime | None = None,
     event_type: EventType | None = None,
     thread_id: str | None = None,
+    query_id: str | None = None,
 ) -> int:
     """Write matching log entries to ``out``; return how many were written."""
     writer = csv.DictWriter(out, fieldnames=LOG_COLUMNS) if fmt == "csv" else None
     if writer:
         writer.writeheader()
     count = 0
-    async for entry in log.export(since=since, until=until, event_type=event_type, thread_id=thread_id):
+    async for entry in log.export(since=since, until=until, event_type=event_type, thread_id=thread_id,
+                                  query_id=query_id):
         if writer:
             writer.writerow(_csv_row(entry))
         else:

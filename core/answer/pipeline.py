@@ -195,7 +195,8 @@ class RagPipeline:
         threshold = self.settings.relevance_threshold
         emb = await self.retriever.embed(text)
         await self._log(EventType.EMBEDDING_GENERATED, query, execution_time=emb.execution_time,
-                        response_summary=f"{emb.model_used}, {emb.dimension} dimensions")
+                        response_summary=(f"{emb.model_used}, {emb.dimension} dimensions; "
+                                          f"searched {_short(text)!r}"))
         start = time.perf_counter()
         hits = await self.retriever.search(text, emb, top_k=top_k, threshold=threshold, filters=filters)
         await self._log(
@@ -213,8 +214,10 @@ class RagPipeline:
                                execution_time=time.perf_counter() - start)
         summary = (f"{len(chunks)} chunk(s) kept by {algorithm}; best {chunks[0].score:.2f}" if chunks
                    else f"0 chunks passed {threshold:g}")
+        # The chunks with their scores: `ragbot logs show` lists them in the question's timeline.
+        kept = "".join(f"; {c.score:.2f} {c.url}" for c in chunks)
         await self._log(EventType.RESULTS_RANKED, query, execution_time=ranked.execution_time,
-                        response_summary=f"{summary}; {verdict.summary()}")
+                        response_summary=f"{summary}; {verdict.summary()}{kept}")
         return Found(results=ranked, verdict=verdict)
 
     async def _rerank(self, text: str, chunks: list[RetrievedChunk], algorithm: str, query: UserQuery,
