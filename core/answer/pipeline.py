@@ -205,7 +205,8 @@ class RagPipeline:
                               f"(threshold {threshold:g})"),
         )
         start = time.perf_counter()
-        ranked_hits = self.retriever.rank(text, hits, top_k=top_k, threshold=threshold)
+        idf = lexicon.term_idf(self.terms) if lexicon is not None and not lexicon.empty else None
+        ranked_hits = self.retriever.rank(text, hits, top_k=top_k, threshold=threshold, idf=idf)
         chunks = [self._chunk(f.payload, rel) for f, rel in ranked_hits.picked]
         chunks, algorithm = await self._rerank(text, chunks, ranked_hits.algorithm, query, top_k)
         verdict = judge(relevance=ranked_hits.top_relevance, cosine=ranked_hits.best_cosine,

@@ -17,7 +17,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -47,6 +47,7 @@ class Lexicon:
 
     chunks: int = 0
     words: dict[str, int] = field(default_factory=dict)
+    _term_df: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def empty(self) -> bool:
@@ -67,6 +68,26 @@ class Lexicon:
         """Words long enough to be spelling-correction targets, most frequent first."""
         return sorted((w for w in self.words if len(w) >= 3 and w not in STOPWORDS),
                       key=lambda w: (-self.words[w], w))
+
+    def term_idf(self, terms: Callable[[str], frozenset[int]]) -> Callable[[int], float]:
+        """Inverse chunk frequency per search-term id of ``terms`` (the sparse model's vocabulary).
+
+        Word forms that share a term id pool their counts; an id never seen gets the
+        highest value. Cached per lexicon and term function.
+        """
+        cached = self._term_df.get(id(terms))
+        if cached is None:
+            df: Counter[int] = Counter()
+            for word, count in self.words.items():
+                for term in terms(word):
+                    df[term] += count
+            cached = self._term_df[id(terms)] = dict(df)
+        n = self.chunks
+
+        def idf(term: int) -> float:
+            return math.log((n + 1) / (min(cached.get(term, 0), n) + 0.5))
+
+        return idf
 
     def knows(self, word: str) -> bool:
         """True when ``word`` (lower-case) or its stem occurs in the collection."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -174,6 +174,40 @@ def relevance(*, cosine: float | None, term_coverage: float) -> float:
     """
     cov = 0.0 if math.isnan(term_coverage) else min(1.0, max(0.0, term_coverage))
     return round(cov * (1.0 + semantic_score(cosine)) / 2.0, 6)
+
+
+#: How much a title or section naming all of the question's distinctive terms adds to the
+#: fused score (which spans [0, 1]): enough to lift the page about the asked thing above
+#: pages that merely mention its words, not enough to override a much better match.
+TITLE_BOOST = 0.3
+
+
+def title_boost(
+    fused: Sequence[Fused],
+    query_terms: frozenset[int],
+    heading_terms: Mapping[str, frozenset[int]],
+    idf: Callable[[int], float],
+) -> list[Fused]:
+    """Reorder candidates by fused score plus a bonus for a heading naming the asked thing.
+
+    Args:
+        fused: candidates, best first.
+        query_terms: the question's search-term ids.
+        heading_terms: each candidate's title + section term ids.
+        idf: weight of a term id in the collection (a word in every title counts little).
+
+    Returns:
+        The candidates re-sorted (ties broken by chunk id); the fused scores are unchanged.
+    """
+    total = sum(idf(t) for t in query_terms)
+    if not total:
+        return list(fused)
+
+    def key(f: Fused) -> tuple[float, str]:
+        named = sum(idf(t) for t in query_terms & heading_terms.get(f.chunk_id, frozenset()))
+        return (-(f.fused + TITLE_BOOST * named / total), f.chunk_id)
+
+    return sorted(fused, key=key)
 
 
 def select(

@@ -17,7 +17,16 @@ from typing import Any
 
 from core.models import EmbeddingRequest, EmbeddingResponse, RetrievalRequest
 from core.protocols import Embedder, HybridHits, VectorStore
-from core.retrieval.ranking import Fused, Normalisation, algorithm_name, coverage, fuse, relevance, select
+from core.retrieval.ranking import (
+    Fused,
+    Normalisation,
+    algorithm_name,
+    coverage,
+    fuse,
+    relevance,
+    select,
+    title_boost,
+)
 from core.settings import Settings
 
 #: Turns a text into the set of its search-term ids (the sparse model's vocabulary).
@@ -135,7 +144,8 @@ class HybridRetriever:
         )
         return await self.store.search(self.collection, request, candidates=max(self.candidates, top_k))
 
-    def rank(self, text: str, hits: HybridHits, *, top_k: int, threshold: float) -> Ranked:
+    def rank(self, text: str, hits: HybridHits, *, top_k: int, threshold: float,
+             idf: Callable[[int], float] | None = None) -> Ranked:
         """Fuse, score relevance and keep the ``top_k`` best chunks reaching ``threshold``.
 
         Args:
@@ -143,6 +153,8 @@ class HybridRetriever:
             hits: both retrievers' candidates.
             top_k: most chunks kept.
             threshold: minimum relevance; 0 keeps the ``top_k`` best whatever their relevance.
+            idf: term weights of the collection; with them, a chunk whose title or section names
+                the question's distinctive terms moves up (``title_boost``).
 
         Returns:
             The kept (candidate, relevance) pairs in fused order.
@@ -163,9 +175,13 @@ class HybridRetriever:
             )
             for f in head
         }
+        first = head[0].chunk_id if head else None  # answerability reads the best-fused candidate
+        if idf is not None:
+            head = title_boost(head, query_terms, {f.chunk_id: self.terms(
+                f"{f.payload.get('title', '')} {f.payload.get('section', '')}") for f in head}, idf)
         picked = select(head, rels, top_k=top_k, threshold=threshold)
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
         near = [c for f in head[:10] if (c := cosines.get(f.chunk_id)) is not None]
         return Ranked(picked=picked, algorithm=algorithm, seconds=time.perf_counter() - start,
-                      relevances=rels, top_relevance=rels[head[0].chunk_id] if head else 0.0,
+                      relevances=rels, top_relevance=rels[first] if first else 0.0,
                       best_cosine=max(near, default=0.0))

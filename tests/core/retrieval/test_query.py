@@ -85,3 +85,11 @@ def test_unreadable_lexicon_is_rebuilt_not_fatal(tmp_path: Path) -> None:
     path.write_text("{not json", encoding="utf-8")
     assert LexiconCache(path=path).get().empty
     assert not LexiconFile(path=path).has("a.md", "h")
+
+
+def test_term_idf_pools_word_forms_and_ranks_rare_terms_higher(tmp_path: Path) -> None:
+    lexicon = Lexicon(chunks=10, words={"install": 4, "installing": 2, "ubuntu": 1, "gazebo": 9})
+    terms = {"install": 1, "installing": 1, "ubuntu": 2, "gazebo": 3}
+    idf = lexicon.term_idf(lambda word: frozenset({terms[word]}) if word in terms else frozenset())
+    assert idf(2) > idf(1) > idf(3)  # ubuntu (1 chunk) > install (4 + 2 pooled) > gazebo (9)
+    assert idf(99) > idf(2)  # never seen: the highest weight

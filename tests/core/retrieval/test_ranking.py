@@ -173,3 +173,19 @@ def test_best_threshold_with_overlap() -> None:
 def test_best_threshold_needs_both_groups() -> None:
     with pytest.raises(ValueError):
         best_threshold([], [0.1])
+
+
+def test_a_heading_naming_the_distinctive_terms_moves_up() -> None:
+    from core.retrieval.ranking import Fused, title_boost
+
+    def cand(cid: str, score: float) -> Fused:
+        return Fused(chunk_id=cid, fused=score, dense=None, sparse=None, payload={})
+
+    fused = [cand("side-by-side", 0.92), cand("install-ubuntu", 0.80), cand("other", 0.79)]
+    # term 1 = "gazebo" (in every page: weight 0.1), 2 = "install", 3 = "ubuntu" (rare: 2.0)
+    weights = {1: 0.1, 2: 1.0, 3: 2.0}
+    headings = {"side-by-side": frozenset({1, 2}), "install-ubuntu": frozenset({2, 3}), "other": frozenset()}
+    order = title_boost(fused, frozenset({1, 2, 3}), headings, weights.__getitem__)
+    assert [f.chunk_id for f in order] == ["install-ubuntu", "side-by-side", "other"]
+    assert [f.fused for f in order] == [0.80, 0.92, 0.79]  # scores are not changed
+    assert title_boost(fused, frozenset(), headings, weights.__getitem__) == fused
