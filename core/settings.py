@@ -74,6 +74,12 @@ class Settings(BaseSettings):
     #: ``ragbot serve`` deletes history older than this many days, once a day; 0 keeps everything.
     log_retention_days: int = Field(default=0, ge=0, le=36_500)
     port: int = Field(default=3000, ge=0, le=65535, validation_alias=_env("PORT", "RAGBOT_PORT"))
+    #: Interface the Slack HTTP listener binds: 127.0.0.1 behind a reverse proxy, 0.0.0.0 to face Slack.
+    slack_host: str = Field(default="0.0.0.0", min_length=1)
+    #: One deadline per question (seconds): past it the extractive answer (or a reason) is sent.
+    answer_deadline: float = Field(default=30.0, gt=0, le=600)
+    #: How long ``ragbot ask``/``chat`` wait for another ragbot process holding the knowledge base.
+    store_wait: float = Field(default=60.0, ge=0, le=3600)
 
     # --- Slack
     slack_bot_token: SecretStr | None = Field(default=None, validation_alias=_env("SLACK_BOT_TOKEN"))

@@ -101,14 +101,14 @@ def build_slack_app(*, services: Services) -> RagbotSlackApp:
     return app
 
 
-async def run_slack(services: Services, *, host: str = "0.0.0.0") -> None:
+async def run_slack(services: Services, *, host: str | None = None) -> None:
     """Serve Slack until cancelled: Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT.
 
     Answers in flight when it is cancelled are finished and delivered before it returns.
 
     Args:
         services: the answer service and stores (the caller closes them).
-        host: interface for HTTP mode.
+        host: interface for HTTP mode; default ``RAGBOT_SLACK_HOST``.
 
     Raises:
         ConfigurationError: from ``build_slack_app``.
@@ -118,7 +118,7 @@ async def run_slack(services: Services, *, host: str = "0.0.0.0") -> None:
     if app_token:
         await serve_socket_mode(app, app_token)
     else:
-        await serve_http(app, host=host, port=services.settings.port)
+        await serve_http(app, host=host or services.settings.slack_host, port=services.settings.port)
 
 
 async def _main() -> int:

@@ -223,14 +223,14 @@ class SlackBot:
         with self.in_flight.track():
             vote = fmt.vote_for_action(str(action.get("action_id", "")))
             response_id = str(action.get("value") or "")
-            user = str((body.get("user") or {}).get("id") or "")
+            user = _id(body.get("user"))
             if vote is None or not response_id or not user:
                 log.warning("ignoring a feedback click without vote, response or user: %s", action)
                 return
             container = body.get("container") or {}
-            channel = str((body.get("channel") or {}).get("id") or container.get("channel_id") or "")
+            channel = _id(body.get("channel")) or str(container.get("channel_id") or "")
             thread_ts = (body.get("message") or {}).get("thread_ts") or container.get("thread_ts")
-            team = str((body.get("team") or {}).get("id") or "")
+            team = _id(body.get("team"))
             outcome = await feedback.record_vote(
                 self.services, platform=PLATFORM, response_id=response_id, user=user, vote=vote,
                 thread_id=slack_thread_id(team, channel, thread_ts) if channel else None)
@@ -282,6 +282,13 @@ async def _upload(
              "title": f"ragbot feedback ({window})"},
         ],
     )
+
+
+def _id(value: Any) -> str:
+    """The id of a field Slack sends as an object with an ``id`` or as the id itself."""
+    if isinstance(value, dict):
+        return str(value.get("id") or "")
+    return str(value or "")
 
 
 def _team(body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> str:

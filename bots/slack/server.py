@@ -5,20 +5,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import aiohttp
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
 
+from bots.chat.loglimit import LimitedLog
+from bots.slack.guard import MAX_BODY, Rejected, check_signature, parse_body
 from bots.slack.listeners import SlackBot
 
 log = logging.getLogger(__name__)
+#: Refused requests come from outside: their log lines are rate- and size-limited.
+refusals = LimitedLog(log)
 
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
+#: Seconds before a Socket Mode connection that is not up is reported on the console.
+SOCKET_MODE_WARN_AFTER = 15.0
 
 
 class RagbotSlackApp(AsyncApp):
@@ -52,19 +60,55 @@ async def shared_session(bolt_app: AsyncApp) -> AsyncIterator[None]:
         await session.close()
 
 
+def _signing_secret(bolt_app: AsyncApp) -> str:
+    if isinstance(bolt_app, RagbotSlackApp):
+        secret = bolt_app.bot.services.settings.slack_signing_secret
+        if secret is not None:
+            return secret.get_secret_value()
+    return str(getattr(bolt_app, "_signing_secret", "") or "")
+
+
+async def _refuse(request: web.Request, rejected: Rejected) -> web.Response:
+    refusals.warning(f"refused a Slack request from {request.remote}: HTTP {rejected.status}, "
+                     f"{rejected.reason}")
+    return web.json_response({"ok": False, "error": rejected.reason}, status=rejected.status)
+
+
+async def dispatch(bolt_app: AsyncApp, request: web.Request) -> web.Response:
+    """Check the signature, then the body, then hand the request to bolt; never a 500 for a bad body."""
+    try:
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        return await _refuse(request, Rejected(413, f"body over {MAX_BODY} bytes"))
+    secret = _signing_secret(bolt_app)
+    if secret and (rejected := check_signature(secret, request.headers, body)) is not None:
+        return await _refuse(request, rejected)
+    parsed = parse_body(body, request.headers.get("Content-Type"))
+    if isinstance(parsed, Rejected):
+        return await _refuse(request, parsed)
+    text, _ = parsed
+    try:
+        bolt_request = AsyncBoltRequest(body=text, query=request.query_string,
+                                        headers=dict(request.headers))
+        bolt_response = await bolt_app.async_dispatch(bolt_request)
+    except Exception as exc:  # a signed body of a shape bolt cannot read; not our listeners' failure
+        return await _refuse(request, Rejected(400, f"unreadable request: {type(exc).__name__}: {exc}"))
+    return await to_aiohttp_response(bolt_response)
+
+
 def slack_web_app(bolt_app: AsyncApp) -> web.Application:
     """An aiohttp application serving ``POST /slack/events`` and ``GET /healthz``.
 
     Args:
-        bolt_app: the app from ``build_slack_app``; bolt verifies each request's signature.
+        bolt_app: the app from ``build_slack_app``; ``dispatch`` checks each request's signature
+            and body before bolt sees it (bolt checks the signature again).
 
     Returns:
         The aiohttp application (``ragbot serve`` can mount it or run it as is).
     """
 
     async def events(request: web.Request) -> web.Response:
-        bolt_response = await bolt_app.async_dispatch(await to_bolt_request(request))
-        return await to_aiohttp_response(bolt_response)
+        return await dispatch(bolt_app, request)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
@@ -77,7 +121,7 @@ def slack_web_app(bolt_app: AsyncApp) -> web.Application:
         async with shared_session(bolt_app):
             yield
 
-    web_app = web.Application()
+    web_app = web.Application(client_max_size=MAX_BODY)
     web_app.router.add_post(EVENTS_PATH, events)
     web_app.router.add_get(HEALTH_PATH, healthz)
     # Shutdown hooks run before cleanup contexts close, so answers in flight can finish.
@@ -98,15 +142,54 @@ async def serve_http(bolt_app: AsyncApp, *, host: str, port: int) -> None:
         await runner.cleanup()
 
 
-async def serve_socket_mode(bolt_app: RagbotSlackApp, app_token: str) -> None:
+def _to_console(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+async def watch_connection(
+    is_connected: Callable[[], Awaitable[bool]], *, warn_after: float = SOCKET_MODE_WARN_AFTER,
+    console: Callable[[str], None] = _to_console, poll: float = 0.25,
+) -> None:
+    """Say on the console when Socket Mode is not up after ``warn_after`` s, and again once it is.
+
+    slack_sdk retries a failed connection forever and reports each try only in the log file;
+    an operator watching ``ragbot serve`` must see that the bot is not connected.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + warn_after
+    while not await is_connected():
+        if loop.time() >= deadline:
+            break
+        await asyncio.sleep(poll)
+    else:
+        return
+    message = (f"ragbot: Slack Socket Mode is not connected after {warn_after:g} s; still retrying. "
+               "Check SLACK_APP_TOKEN (xapp-..., with connections:write) and outbound HTTPS access")
+    log.error("%s", message)
+    console(message)
+    while True:  # slack_sdk offers no event to wait on: poll
+        if await is_connected():
+            break
+        await asyncio.sleep(max(poll, 1.0))
+    log.warning("Slack Socket Mode connected")
+    console("ragbot: Slack Socket Mode connected")
+
+
+async def serve_socket_mode(
+    bolt_app: RagbotSlackApp, app_token: str, *, warn_after: float = SOCKET_MODE_WARN_AFTER,
+    console: Callable[[str], None] = _to_console,
+) -> None:
     """Take events over Socket Mode until cancelled; answers in flight finish before the session closes."""
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
     handler = AsyncSocketModeHandler(bolt_app, app_token)
     log.warning("ragbot Slack bot connecting in Socket Mode")
+    watcher = asyncio.create_task(watch_connection(handler.client.is_connected, warn_after=warn_after,
+                                                   console=console))
     async with shared_session(bolt_app):
         try:
             await handler.start_async()
         finally:
+            watcher.cancel()
             await handler.close_async()
             await bolt_app.bot.drain()
