@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
@@ -13,10 +14,29 @@ from core.answer.citations import source_label
 from core.errors import InputError
 from core.models import AgentResponse
 
+_MD_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s)]+)\)")
+_MD_BOLD = re.compile(r"\*\*([^*\n]+)\*\*")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def markdown_to_plain(text: str) -> str:
+    """Quoted Markdown as plain terminal text: links as ``text (url)``, no bold marks, code indented."""
+    out: list[str] = []
+    in_code = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_code = not in_code
+            continue
+        if in_code:
+            out.append(f"    {line}")
+            continue
+        out.append(_MD_BOLD.sub(r"\1", _MD_LINK.sub(r"\1 (\2)", line)))
+    return "\n".join(out)
+
 
 def format_answer(response: AgentResponse) -> str:
     """The answer, the notice of ``bots.chat.notices`` in brackets when there is one, and the sources."""
-    lines = [answer_text(response, response.reference_id)]
+    lines = [markdown_to_plain(answer_text(response, response.reference_id))]
     notice = notice_for(response).text
     if notice:
         lines.append(f"({notice})")

@@ -1,4 +1,4 @@
-"""Markdown quoted from docs becomes Slack mrkdwn: links, bold, code fences."""
+"""Markdown quoted from docs as each platform shows it: Slack mrkdwn, terminal plain text."""
 
 from __future__ import annotations
 
@@ -18,3 +18,11 @@ def test_bold_and_fence_language_tags_are_converted() -> None:
 def test_relative_links_and_markup_stay_inert() -> None:
     text = markdown_to_mrkdwn(escape("[Slack](slack.md) <!channel>"))
     assert text == "[Slack](slack.md) &lt;!channel&gt;"
+
+
+def test_the_terminal_prints_plain_text() -> None:
+    from bots.terminal import markdown_to_plain
+
+    text = "Run it with **brew**, see [the guide](https://x.example/g): [1]\n\n```bash\nbrew install gz\n```"
+    plain = "Run it with brew, see the guide (https://x.example/g): [1]\n\n    brew install gz"
+    assert markdown_to_plain(text) == plain
