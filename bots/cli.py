@@ -266,6 +266,7 @@ async def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_logs_export(args: argparse.Namespace, settings: Settings) -> int:
     """``ragbot logs export``: streams rows; never loads the whole table."""
     from bots.runtime import export_activity_log, parse_when
+    from core.private import open_private
 
     try:
         since = parse_when(args.since) if args.since else None
@@ -275,7 +276,7 @@ async def cmd_logs_export(args: argparse.Namespace, settings: Settings) -> int:
     if not settings.sqlite_path.exists():
         raise InputError(f"no activity log yet at {settings.sqlite_path}: ask a question first")
     try:
-        target = args.output.open("w", encoding="utf-8", newline="") if args.output else None
+        target = open_private(args.output, "w", encoding="utf-8", newline="") if args.output else None
     except OSError as exc:
         raise InputError(f"cannot write {str(args.output)!r}: {exc.strerror}") from None
     with target or contextlib.nullcontext(sys.stdout) as out:
@@ -300,9 +301,11 @@ async def cmd_discord_sync(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _setup_logging(settings: Settings) -> Path:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    from core.private import PrivateLogHandler, private_dir
+
+    private_dir(settings.data_dir)
     log_path = settings.data_dir / "ragbot.log"
-    handler = logging.FileHandler(log_path, encoding="utf-8")
+    handler = PrivateLogHandler(log_path)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)

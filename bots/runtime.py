@@ -19,6 +19,7 @@ from core.answer.generators.extractive import ExtractiveGenerator
 from core.answer.pipeline import RagPipeline
 from core.embedders.local import LocalEmbedder
 from core.models import AgentLogEntry, EventType, IngestSummary
+from core.private import private_dir
 from core.protocols import ActivityLog, Embedder, FeedbackStore, Generator, Reranker, VectorStore
 from core.retrieval.lexicon import LexiconCache, LexiconFile
 from core.settings import Settings
@@ -127,7 +128,7 @@ async def build_runtime(settings: Settings, *, recover: bool = True, **overrides
         overrides: replace a built part (``store=``, ``embedder=``, ``generator=``), for tests;
             the runtime closes them too.
     """
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
     stack = contextlib.AsyncExitStack()
     try:
         return await _wire(settings, stack, recover=recover, overrides=overrides)

@@ -18,6 +18,7 @@ from typing import Any, Self
 import aiosqlite
 
 from core.errors import StorageError
+from core.private import narrow, private_file
 from storage.migrate import migrate
 from storage.transaction import immediate
 
@@ -164,6 +165,8 @@ async def connect(path: Path) -> aiosqlite.Connection:
     """
     try:
         await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+        # Created 0600 before SQLite opens it: its -wal and -shm files then get the same mode.
+        await asyncio.to_thread(_private_files, path)
     except OSError as exc:
         raise StorageError(f"cannot create the folder {path.parent} for the SQLite database: {exc}") from exc
     # isolation_level=None: the module never opens transactions behind our back;
@@ -189,6 +192,15 @@ async def connect(path: Path) -> aiosqlite.Connection:
         await _close_quietly(conn)
         raise
     return conn
+
+
+def _private_files(path: Path) -> None:
+    """The database and its -wal/-shm files readable by their owner only (core/private.py)."""
+    if path.exists() and not path.is_file():
+        return  # a folder or device: SQLite's own error names the problem
+    private_file(path)
+    for suffix in ("-wal", "-shm", "-journal"):
+        narrow(path.with_name(path.name + suffix))
 
 
 async def _configure(conn: aiosqlite.Connection) -> None:

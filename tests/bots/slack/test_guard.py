@@ -135,7 +135,7 @@ async def test_the_http_listener_binds_the_configured_host(
 ) -> None:
     bound: list[tuple[str, int]] = []
 
-    async def fake_serve_http(app: Any, *, host: str, port: int) -> None:
+    async def fake_serve_http(app: Any, *, host: str, port: int, **_: Any) -> None:
         bound.append((host, port))
 
     monkeypatch.setattr(slack_app, "serve_http", fake_serve_http)
