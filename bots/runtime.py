@@ -148,7 +148,7 @@ async def _wire(
     store: VectorStore = overrides.get("store") or open_store(settings)
     stack.push_async_callback(store.close)
     embedder: Embedder = overrides.get("embedder") or build_embedder(settings, local, stack)
-    extractive = ExtractiveGenerator(max_sources=settings.answer_sources)
+    extractive = ExtractiveGenerator(max_sources=settings.answer_sources, cosines=local.cosines)
     generator: Generator = overrides.get("generator") or build_generator(settings, extractive, stack)
     pipeline = RagPipeline(
         settings=settings, embedder=embedder, store=store, generator=generator,

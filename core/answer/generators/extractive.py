@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from core.answer.citations import neutralize_mentions
-from core.answer.excerpt import choose_excerpts
+from core.answer.excerpt import CosineFn, choose_excerpts
 from core.protocols import Generation, GenerationRequest, SearchFn
 
 NO_CHUNKS_TEXT = (
@@ -27,13 +27,15 @@ class ExtractiveGenerator:
     Args:
         max_sources: how many sources an answer quotes at most.
         max_chunks: how many of the top chunks are read.
+        cosines: question-passage similarity of the local model, so meaning counts too.
     """
 
-    def __init__(self, *, max_sources: int = 2, max_chunks: int = 5) -> None:
+    def __init__(self, *, max_sources: int = 2, max_chunks: int = 5, cosines: CosineFn | None = None) -> None:
         if max_sources < 1:
             raise ValueError(f"max_sources must be at least 1, got {max_sources}")
         self.max_sources = max_sources
         self.max_chunks = max_chunks
+        self.cosines = cosines
 
     @property
     def name(self) -> str:
@@ -60,7 +62,7 @@ class ExtractiveGenerator:
                               retrieval_used=True)
         question = request.search_text or request.query.query_text
         excerpts = choose_excerpts(question, chunks, max_chunks=self.max_chunks,
-                                   max_sources=self.max_sources)
+                                   max_sources=self.max_sources, cosines=self.cosines)
         if excerpts:
             text = "\n\n".join(e.text for e in excerpts)
         else:

@@ -244,3 +244,18 @@ def test_a_long_list_is_read_item_by_item() -> None:
     long_list = chunk(1, f"Release features:\n\n{items}\n- restitution coefficient sets how bouncy a ball is")
     result = ExtractiveGenerator().answer(request("what sets how bouncy a ball is?", [long_list]))
     assert "restitution coefficient" in result.text and "feature 3 " not in result.text
+
+
+def test_meaning_counts_when_words_differ() -> None:
+    page = chunk(1, "Systems differ in how much they decide alone.\n\n"
+                    "We categorize AI systems based on their level of autonomy:\n\n"
+                    "- AI Assisted\n- AI Driven\n- AI Native")
+
+    def cosines(question: str, texts: list[str]) -> list[float]:
+        return [0.9 if "autonomy" in t or "AI Native" in t else 0.1 for t in texts]
+
+    question = "what are the 3 tiers of how autonomous an ai system is called"
+    plain = ExtractiveGenerator().answer(request(question, [page]))
+    meant = ExtractiveGenerator(cosines=cosines).answer(request(question, [page]))
+    assert "AI Native" in meant.text and "level of autonomy: [1]" in meant.text
+    assert plain.text != meant.text or "AI Native" in plain.text
