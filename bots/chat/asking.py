@@ -77,10 +77,19 @@ Outcome = Answered | Invalid | Failed
 
 
 async def first_delivery(services: Services, platform: str, event_id: str | None) -> bool:
-    """Whether this event is new; a platform retry of one already seen is answered once."""
+    """Whether this event is new; a platform retry of one already seen is answered once.
+
+    When the ledger cannot be written (disk full, WAL not writable) the event counts as new:
+    a user who may, rarely, get a retried question answered twice beats one who gets nothing.
+    """
     if not event_id:
         return True  # nothing to deduplicate on; answering twice beats never answering
-    return await services.events.first_delivery(platform, event_id)
+    try:
+        return await services.events.first_delivery(platform, event_id)
+    except Exception as exc:
+        log.error("could not record %s delivery %s (%s); answering it anyway", platform, event_id,
+                  describe(exc))
+        return True
 
 
 def precheck(services: Services, question: str, *, user: str) -> Refusal | None:
@@ -148,8 +157,12 @@ async def record_delivery(
         return  # failures were logged when they happened; a validation error by the pipeline
     response = outcome.response
     if delivered:
-        await log_sent(services.activity, response, platform=platform,
-                       execution_time=time.perf_counter() - started)
+        try:
+            await log_sent(services.activity, response, platform=platform,
+                           execution_time=time.perf_counter() - started)
+        except Exception as exc:  # the user has the answer; the log line goes to the process log
+            log.error("answer %s was delivered on %s but response_sent could not be logged: %s",
+                      response.response_id, platform, describe(exc))
         return
     await log_error(services.activity, f"could not deliver response {response.response_id} to {where}",
                     platform=platform, thread_id=response.thread_id, query_id=response.query_id,

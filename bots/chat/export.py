@@ -8,6 +8,7 @@ failed export never shows up as one that happened.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import Literal, Protocol
 from bots.chat.errors import describe, failure_text, log_error
 from bots.chat.services import Services
 from core.models import AgentLogEntry, EventType
+
+log = logging.getLogger(__name__)
 
 ExportFormat = Literal["jsonl", "csv"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "csv")
@@ -114,11 +117,16 @@ def parse_since(source: ExportSource, text: str | None) -> datetime | None:
 
 
 async def refuse(services: Services, *, platform: str, user: str, rule: str) -> None:
-    """Log a refused export as ``admin_export`` with ``error_details`` starting ``refused``."""
-    await services.activity.log(AgentLogEntry(
-        event_type=EventType.ADMIN_EXPORT,
-        error_details=f"refused: {platform} user {user} may not export ({rule})",
-    ))
+    """Log a refused export as ``admin_export`` with ``error_details`` starting ``refused``.
+
+    The user id comes from the platform but is cut short anyway; a log that cannot be written
+    leaves the refusal in the process log instead.
+    """
+    details = f"refused: {platform} user {user[:100]} may not export ({rule})"
+    try:
+        await services.activity.log(AgentLogEntry(event_type=EventType.ADMIN_EXPORT, error_details=details))
+    except Exception as exc:
+        log.error("could not log an export refusal (%s): %s", describe(exc), details)
 
 
 async def send(
@@ -144,11 +152,12 @@ async def send(
         reference = await log_error(
             services.activity, f"admin export for user {user} failed: {describe(exc)}", platform=platform)
         return ExportFailed(reference_id=reference)
-    await services.activity.log(AgentLogEntry(
-        event_type=EventType.ADMIN_EXPORT,
-        response_summary=f"{platform}: user {user} exported {counted} as {request.fmt} ({request.window})",
-        execution_time=time.perf_counter() - started,
-    ))
+    summary = f"{platform}: user {user} exported {counted} as {request.fmt} ({request.window})"
+    try:
+        await services.activity.log(AgentLogEntry(event_type=EventType.ADMIN_EXPORT, response_summary=summary,
+                                                  execution_time=time.perf_counter() - started))
+    except Exception as exc:  # the admin has the files; the record goes to the process log
+        log.error("could not log a done export (%s): %s", describe(exc), summary)
     return Exported(request=request, bundle=bundle)
 
 

@@ -154,8 +154,12 @@ class SlackBot:
             return False  # a top-level message, not a reply
         if bot_user_id and f"<@{bot_user_id}" in str(event.get("text", "")):
             return False  # the app_mention event answers this one
-        turns = await self.services.conversations.recent_turns(
-            slack_thread_id(team, channel, thread_ts), limit=1)
+        try:
+            turns = await self.services.conversations.recent_turns(
+                slack_thread_id(team, channel, thread_ts), limit=1)
+        except Exception as exc:  # unreadable history: a reply without a mention is left alone
+            log.error("could not read thread %s to spot a follow-up: %s", thread_ts, exc)
+            return False
         return bool(turns)
 
     # ------------------------------------------------------------------ answering
