@@ -22,6 +22,8 @@ WORDLLAMA_CONFIG = "l2_supercat"
 WORDLLAMA_DIM = 256
 #: Changing the tokenizer settings changes sparse term ids: bump the id with them.
 LOCAL_MODEL_ID = f"local:bm25-en+wordllama-{WORDLLAMA_CONFIG}-{WORDLLAMA_DIM}"
+#: Passage vectors kept for ``cosines`` (256 floats each: 20,000 take about 20 MB).
+_VECTOR_CACHE = 20_000
 
 
 @lru_cache(maxsize=1)
@@ -67,6 +69,7 @@ class LocalEmbedder:
     def __init__(self) -> None:
         self._model = load_wordllama()
         self._bm25 = _bm25()
+        self._vectors: dict[str, Any] = {}
 
     @property
     def model_id(self) -> str:
@@ -89,9 +92,16 @@ class LocalEmbedder:
         return [row.tolist() for row in self._model.embed(list(texts), norm=True)]
 
     def cosines(self, query: str, texts: Sequence[str]) -> list[float]:
-        """Cosine similarity of ``query`` with each text."""
-        vectors = self._model.embed([query, *texts], norm=True)
-        return [float(v) for v in vectors[1:] @ vectors[0]]
+        """Cosine similarity of ``query`` with each text (passage vectors are cached)."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        vectors = self._model.embed([query, *missing], norm=True)
+        for text, vector in zip(missing, vectors[1:], strict=True):
+            if len(self._vectors) >= _VECTOR_CACHE:
+                # Popular passages come back question after question; the oldest make room.
+                del self._vectors[next(iter(self._vectors))]
+            self._vectors[text] = vector
+        q = vectors[0]
+        return [float(self._vectors[t] @ q) for t in texts]
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine similarity of two texts in [-1, 1] (used by grounding checks)."""

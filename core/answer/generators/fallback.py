@@ -14,6 +14,7 @@ from core.answer.grounding import DEFAULT_THRESHOLDS, GroundingReport, Grounding
 from core.answer.grounding import validate_grounding as _validate
 from core.answer.prompt import says_not_in_docs
 from core.errors import ProviderError
+from core.models import GroundingValidation
 from core.protocols import Generation, GenerationRequest, Generator, SearchFn
 
 VALIDATION_NOTE = (
@@ -90,6 +91,11 @@ class FallbackGenerator:
                          similarity=None if quoted else self.similarity, thresholds=self.thresholds)
 
     def _checked(self, generation: Generation, request: GenerationRequest, *, quoted: bool) -> Generation:
+        if quoted:
+            # Quoted passages are the sources' own words: grounded by construction, nothing to check.
+            generation.grounding = GroundingValidation(method="quoted", passed=True)
+            generation.grounding_confidence = 1.0
+            return generation
         return _with(generation, self._report(generation, request, quoted=quoted))
 
 

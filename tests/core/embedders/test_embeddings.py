@@ -93,3 +93,16 @@ async def test_second_process_gets_a_clear_lock_error(tmp_path: Path) -> None:
     assert "WouldBlock" not in out.stdout
     with pytest.raises(StoreUnavailableError, match="closed"):
         await store.collection_info("kb")
+
+
+def test_passage_vectors_are_cached_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.embedders import local as local_module
+
+    monkeypatch.setattr(local_module, "_VECTOR_CACHE", 3)
+    embedder = local_module.LocalEmbedder()
+    texts = ["robots move joints", "gazebo simulates physics", "nodes publish topics"]
+    first = embedder.cosines("how do robots move?", texts)
+    assert embedder.cosines("how do robots move?", texts) == pytest.approx(first)
+    assert first[0] == max(first)
+    embedder.cosines("anything", ["a fourth passage about sensors"])
+    assert len(embedder._vectors) == 3 and "robots move joints" not in embedder._vectors
