@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import sys
+import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TextIO
@@ -49,6 +51,40 @@ def format_answer(response: AgentResponse) -> str:
     return "\n".join(lines)
 
 
+def _resume(thread_id: str) -> str:
+    return f"Continue this conversation with: ragbot chat --thread {thread_id}"
+
+
+async def read_line(stream: TextIO) -> str:
+    """One line from ``stream``, read in a daemon thread.
+
+    ``asyncio.to_thread`` would do the same in the default executor, whose threads
+    ``asyncio.run`` joins on the way out: Ctrl-C then waited for Enter. A daemon thread
+    left blocked in ``readline`` does not hold the exit up.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def settle(result: str | BaseException) -> None:
+        if future.done():  # cancelled meanwhile
+            return
+        if isinstance(result, BaseException):
+            future.set_exception(result)
+        else:
+            future.set_result(result)
+
+    def reader() -> None:
+        try:
+            result: str | BaseException = stream.readline()
+        except Exception as exc:
+            result = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed while we were blocked
+            loop.call_soon_threadsafe(settle, result)
+
+    threading.Thread(target=reader, name="ragbot-chat-stdin", daemon=True).start()
+    return await future
+
+
 def new_thread_id() -> str:
     """A fresh terminal conversation id."""
     return f"cli:{uuid.uuid4().hex[:12]}"
@@ -61,7 +97,7 @@ async def run_chat(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
 ) -> int:
-    """Read questions line by line and answer them on one thread until EOF or 'exit'.
+    """Read questions line by line and answer them on one thread until EOF, 'exit' or Ctrl-C.
 
     Args:
         ask: answers one question (question, thread_id, user_context); it logs delivery itself.
@@ -69,14 +105,19 @@ async def run_chat(
     # Resolved at call time, not import time, so redirected streams are honoured.
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
-    stdout.write("Ask about the docs (empty line or 'exit' to quit).\n")
+    stdout.write(f"Ask about the docs (empty line, 'exit' or Ctrl-C to quit). Thread {thread_id}\n")
     while True:
         stdout.write("> ")
         stdout.flush()
-        line = await asyncio.to_thread(stdin.readline)
+        try:
+            line = await read_line(stdin)
+        except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels us, then raises KeyboardInterrupt
+            stdout.write(f"\n{_resume(thread_id)}\n")
+            stdout.flush()
+            raise
         question = line.strip()
         if not line or question.lower() in {"", "exit", "quit"}:
-            stdout.write("\n")
+            stdout.write(f"\n{_resume(thread_id)}\n")
             return 0
         try:
             response = await ask(question, thread_id, None)
