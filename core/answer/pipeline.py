@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.answer.deadline import before_deadline, question_deadline
 from core.answer.followups import search_query_for
 from core.answer.generators.fallback import VALIDATION_NOTE, FallbackGenerator
 from core.answer.prompt import says_not_in_docs
@@ -276,7 +277,8 @@ class RagPipeline:
         await self._log(EventType.QUERY_RECEIVED, query)
         await self.queries.set_query_status(query.query_id, QueryStatus.PROCESSING)
         try:
-            response = await self._answer(query, started)
+            with question_deadline(self.settings.answer_deadline):
+                response = await self._answer(query, started)
         except Exception as exc:
             await self._log(EventType.ERROR, query, error_details=f"{type(exc).__name__}: {exc}")
             await self.queries.set_query_status(query.query_id, QueryStatus.FAILED, error=str(exc))
@@ -312,7 +314,8 @@ class RagPipeline:
             return plain_reply(query, started, NOT_FOUND_TEXT)
         search_text = understand(search_query_for(query.query_text, history), lexicon).text or own.text
         try:
-            found = await self._search(search_text, query=query, lexicon=lexicon)
+            searching = self._search(search_text, query=query, lexicon=lexicon)
+            found = await before_deadline(searching, "the search")
         except (StoreError, ProviderError) as exc:
             entry = await self._log(EventType.ERROR, query,
                                     error_details=f"retrieval failed: {type(exc).__name__}: {exc}")

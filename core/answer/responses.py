@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from core.answer.citations import neutralize_mentions, renumber_citations, with_related
+from core.answer.deadline import DeadlineExceeded
 from core.errors import CollectionNotFoundError, StoreError
 from core.models import AgentResponse, GroundingValidation, ResponseStatus, UserQuery
 from core.protocols import Generation
@@ -49,6 +50,7 @@ def retrieval_failed(query: UserQuery, started: float, exc: Exception, reference
         text = NOT_INGESTED_TEXT.format(ref=reference)
     else:
         reason = ("the knowledge base is unavailable" if isinstance(exc, StoreError)
+                  else f"the search took longer than {exc.seconds:g} s" if isinstance(exc, DeadlineExceeded)
                   else "the embedding service is unavailable")
         text = RETRIEVAL_FAILED_TEXT.format(reason=reason, ref=reference)
     return AgentResponse(

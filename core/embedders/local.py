@@ -9,6 +9,7 @@ ship inside the wheel.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from functools import lru_cache
@@ -126,6 +127,11 @@ class LocalEmbedder:
         )
 
     async def embed_documents(self, texts: Sequence[str]) -> list[EmbeddingResponse]:
+        # A batch of documents takes tens of milliseconds, and an ingest handed to `ragbot serve`
+        # embeds thousands: off the event loop, so answers in the meantime are not held up.
+        return await asyncio.to_thread(self._embed_documents, list(texts))
+
+    def _embed_documents(self, texts: Sequence[str]) -> list[EmbeddingResponse]:
         start = time.perf_counter()
         dense = self.dense(texts)
         elapsed = (time.perf_counter() - start) / max(1, len(texts))

@@ -10,6 +10,7 @@ verdict on what is returned. A model's "the sources do not answer this" reply
 
 from __future__ import annotations
 
+from core.answer.deadline import before_deadline
 from core.answer.grounding import DEFAULT_THRESHOLDS, GroundingReport, GroundingThresholds, Similarity
 from core.answer.grounding import validate_grounding as _validate
 from core.answer.prompt import says_not_in_docs
@@ -56,8 +57,8 @@ class FallbackGenerator:
         if self.primary is self.fallback:
             return self._checked(await self.fallback.generate(request, search=search), request, quoted=True)
         try:
-            generation = await self.primary.generate(request, search=search)
-        except ProviderError as exc:
+            generation = await before_deadline(self.primary.generate(request, search=search), "the answer")
+        except ProviderError as exc:  # DeadlineExceeded included: past the deadline, quote instead
             generation = await self.fallback.generate(request, search=search)
             generation.fallback_reason = f"generation failed, answered extractively: {exc}"
             return self._checked(generation, request, quoted=True)
