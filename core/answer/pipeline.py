@@ -61,7 +61,7 @@ from core.protocols import (
     SearchFn,
     VectorStore,
 )
-from core.retrieval.answerability import Answerability, judge, unknown_names
+from core.retrieval.answerability import Answerability, judge
 from core.retrieval.lexicon import Lexicon
 from core.retrieval.query import understand
 from core.retrieval.retriever import CosineFn, HybridRetriever
@@ -210,8 +210,8 @@ class RagPipeline:
         ranked_hits = self.retriever.rank(text, hits, top_k=top_k, threshold=threshold, idf=idf)
         chunks = [self._chunk(f.payload, rel) for f, rel in ranked_hits.picked]
         chunks, algorithm = await self._rerank(text, chunks, ranked_hits.algorithm, query, top_k)
-        verdict = judge(relevance=ranked_hits.top_relevance, cosine=ranked_hits.best_cosine,
-                        names=unknown_names(text, lexicon or Lexicon()))
+        verdict = judge(relevances=ranked_hits.top_relevances, cosine=ranked_hits.best_cosine,
+                        pages=ranked_hits.top_pages)
         ranked = RankedResults(ranked_chunks=chunks, ranking_algorithm=algorithm,
                                execution_time=time.perf_counter() - start)
         summary = (f"{len(chunks)} chunk(s) kept by {algorithm}; best {chunks[0].score:.2f}" if chunks

@@ -49,10 +49,12 @@ class Ranked:
     algorithm: str
     seconds: float
     relevances: dict[str, float]
-    #: Relevance of the best-fused candidate and the best question-chunk cosine among the
-    #: first ten (local model's scale): what ``core.retrieval.answerability`` judges from.
-    top_relevance: float = 0.0
+    #: What ``core.retrieval.answerability`` judges from, read off the fused order: the
+    #: relevances of the first three candidates, the best question-chunk cosine among the
+    #: first ten (local model's scale) and how many pages the first five come from.
+    top_relevances: tuple[float, ...] = ()
     best_cosine: float = 0.0
+    top_pages: int = 0
 
 
 def chunk_text(payload: Mapping[str, Any]) -> str:
@@ -175,13 +177,14 @@ class HybridRetriever:
             )
             for f in head
         }
-        first = head[0].chunk_id if head else None  # answerability reads the best-fused candidate
+        fused_head = head  # answerability reads the fused order, before any heading boost
         if idf is not None:
             head = title_boost(head, query_terms, {f.chunk_id: self.terms(
                 f"{f.payload.get('title', '')} {f.payload.get('section', '')}") for f in head}, idf)
         picked = select(head, rels, top_k=top_k, threshold=threshold)
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
-        near = [c for f in head[:10] if (c := cosines.get(f.chunk_id)) is not None]
+        near = [c for f in fused_head[:10] if (c := cosines.get(f.chunk_id)) is not None]
         return Ranked(picked=picked, algorithm=algorithm, seconds=time.perf_counter() - start,
-                      relevances=rels, top_relevance=rels[first] if first else 0.0,
-                      best_cosine=max(near, default=0.0))
+                      relevances=rels, top_relevances=tuple(rels[f.chunk_id] for f in fused_head[:3]),
+                      best_cosine=max(near, default=0.0),
+                      top_pages=len({f.payload.get("source_document") for f in fused_head[:5]}))
