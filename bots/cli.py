@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -53,7 +54,9 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line."""
     parser = _Parser(prog="ragbot", description="Answer questions from your docs, grounded and cited.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"ragbot {_version()}")
+    # Not required: a bare `ragbot` lists the commands (main prints the help).
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("ingest", help="add or refresh a folder, file or sitemap URL in the knowledge base")
     p.add_argument("source", help="folder, file, or https://site/sitemap.xml")
@@ -70,13 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the AgentResponse as JSON")
     p.add_argument("--batch", type=Path, help='JSONL file: {"question": ..., "thread_id": ...} per line')
     p.add_argument("--context", dest="user_context", help="extra context you provide yourself")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print each answer's query id on stderr (for `ragbot logs show`)")
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("chat", help="talk to the bot in the terminal")
     p.add_argument("--thread", help="resume a conversation id")
     p.set_defaults(func=cmd_chat)
 
-    p = sub.add_parser("serve", help="run every adapter whose credentials are set, in one process")
+    p = sub.add_parser("serve", help="run every adapter whose credentials are set, in one process",
+                       description=SERVE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(func=cmd_serve)
 
     logs = sub.add_parser("logs", help="the activity log").add_subparsers(
@@ -87,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--until", help="same forms as --since (exclusive)")
     p.add_argument("--event-type", type=_event_type)
     p.add_argument("--thread", help="only this conversation id")
+    p.add_argument("--query-id", help="only this question's entries")
     p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
     p.set_defaults(func=cmd_logs_export)
 
@@ -99,7 +106,32 @@ def build_parser() -> argparse.ArgumentParser:
         from bots.cli_eval import register
 
         register(sub)
+    from bots.cli_admin import register as register_admin
+
+    register_admin(sub, logs)
     return parser
+
+
+SERVE_HELP = """Run every adapter whose credentials are set, in one process, plus the CLI hand-off socket.
+
+environment:
+  SLACK_BOT_TOKEN        Slack bot token (xoxb-...); enables the Slack adapter
+  SLACK_APP_TOKEN        app-level token (xapp-...): Socket Mode, no public URL needed
+  SLACK_SIGNING_SECRET   verifies Slack's requests in HTTP mode (no SLACK_APP_TOKEN)
+  DISCORD_TOKEN          Discord bot token; enables the Discord adapter
+  PORT                   /healthz in every mode, and /slack/events in Slack HTTP mode (default 3000)
+  RAGBOT_SLACK_HOST      interface to listen on (default 0.0.0.0)
+  RAGBOT_LOG_RETENTION_DAYS  delete history older than this, daily (default 0: keep)
+The console says which adapters connected and which failed and why. See docs/deploy.md."""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ragbot")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 # ---------------------------------------------------------------------- helpers
@@ -243,6 +275,8 @@ async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
                 print(json.dumps({"line": number, "error": str(exc)}))
                 continue
             _print_response(response, as_json=as_json, out=sys.stdout)
+            if args.verbose:
+                print(f"query id {response.query_id} (ragbot logs show {response.query_id})", file=sys.stderr)
             if response.status is ResponseStatus.RETRIEVAL_FAILED:
                 worst = max(worst, 1)
     return worst
@@ -281,7 +315,8 @@ async def cmd_logs_export(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError(f"cannot write {str(args.output)!r}: {exc.strerror}") from None
     with target or contextlib.nullcontext(sys.stdout) as out:
         count = await export_activity_log(settings, out, fmt=args.format, since=since, until=until,
-                                          event_type=args.event_type, thread_id=args.thread)
+                                          event_type=args.event_type, thread_id=args.thread,
+                                          query_id=args.query_id)
     if args.output:
         print(f"wrote {count} rows to {args.output}", file=sys.stderr)
     return 0
@@ -315,10 +350,16 @@ def _setup_logging(settings: Settings) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
     try:
         settings = load_settings()
     except RagbotError as exc:
+        if getattr(args, "without_settings", None) is not None:  # `ragbot doctor` reports it as a check
+            return int(args.without_settings(exc))
         print(f"ragbot: error: {exc}", file=sys.stderr)
         return exc.exit_code
     try:
@@ -331,16 +372,23 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(args.func(args, settings))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `ragbot logs export | head -1`: the reader left; no traceback, no error at exit.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except RagbotError as exc:
-        print(f"ragbot: error: {exc}", file=sys.stderr)
+        # One line, whatever failed: a locked or damaged database, a missing store ...
         if exc.exit_code != 2:
             log.error("command failed: %s", exc, exc_info=exc)
-            print(f"ragbot: details in {log_path}", file=sys.stderr)
+            print(f"ragbot: error: {exc} (details in {log_path})", file=sys.stderr)
+        else:
+            print(f"ragbot: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except Exception as exc:
         log.exception("unexpected failure")
-        print(f"ragbot: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print(f"ragbot: details in {log_path}", file=sys.stderr)
+        print(f"ragbot: unexpected error: {type(exc).__name__}: {exc} (details in {log_path})",
+              file=sys.stderr)
         return 1
 
 

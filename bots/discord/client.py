@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import discord
@@ -36,15 +37,18 @@ class RagbotDiscord(discord.Client):
     Args:
         services: the answer service and stores.
         intents: gateway intents; the default asks only for ``guilds`` (no privileged intent).
+        report: hears "connected" / "reconnecting" (``ragbot serve``'s health board).
     """
 
-    def __init__(self, *, services: Services, intents: discord.Intents | None = None) -> None:
+    def __init__(self, *, services: Services, intents: discord.Intents | None = None,
+                 report: Callable[[str, str], None] | None = None) -> None:
         if intents is None:
             # Interactions arrive without any intent; guilds keeps channels and roles cached.
             intents = discord.Intents.none()
             intents.guilds = True
         super().__init__(intents=intents, allowed_mentions=NO_MENTIONS)
         self.services = services
+        self.report = report
         self.in_flight = InFlight()
         self.tree = app_commands.CommandTree(self)
         add_commands(self.tree)
@@ -53,6 +57,21 @@ class RagbotDiscord(discord.Client):
     async def setup_hook(self) -> None:
         """Register the persistent feedback buttons (the commands are synced by ``ragbot discord sync``)."""
         self.add_dynamic_items(FeedbackButton)
+
+    async def on_ready(self) -> None:
+        """The gateway session is up: tell the health board."""
+        if self.report is not None:
+            self.report("connected", f"as {self.user}")
+
+    async def on_resumed(self) -> None:
+        """A dropped gateway session was resumed."""
+        if self.report is not None:
+            self.report("connected", f"as {self.user} (resumed)")
+
+    async def on_disconnect(self) -> None:
+        """The gateway connection dropped; discord.py reconnects by itself."""
+        if self.report is not None and not self.is_closed():
+            self.report("reconnecting", "gateway connection lost")
 
     async def close(self) -> None:
         """Let answers in flight finish while the connection still works, then disconnect."""
@@ -86,7 +105,7 @@ def _token(settings: Settings) -> str:
     return settings.discord_token.get_secret_value()
 
 
-async def run_discord(services: Services) -> None:
+async def run_discord(services: Services, *, report: Callable[[str, str], None] | None = None) -> None:
     """Run the bot until cancelled or disconnected for good; always closes the connection.
 
     ``ragbot serve`` runs this as a task and cancels the task to stop it; answers in flight
@@ -94,14 +113,20 @@ async def run_discord(services: Services) -> None:
 
     Args:
         services: the answer service and stores (not closed here: the caller owns them).
+        report: hears the adapter's state (``ragbot serve``'s health board).
 
     Raises:
-        ConfigurationError: DISCORD_TOKEN is missing.
-        discord.LoginFailure: the token was refused.
+        ConfigurationError: DISCORD_TOKEN is missing, or Discord refused it.
     """
     token = _token(services.settings)
-    async with RagbotDiscord(services=services) as client:
-        await client.start(token)
+    if report is not None:
+        report("connecting", "gateway")
+    async with RagbotDiscord(services=services, report=report) as client:
+        try:
+            await client.start(token)
+        except discord.LoginFailure as exc:
+            raise ConfigurationError(f"Discord refused DISCORD_TOKEN ({exc}): reset the bot's token in "
+                                     "the Developer Portal and set it again (docs/discord.md)") from None
 
 
 async def sync_commands(settings: Settings) -> None:

@@ -17,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
+from aiohttp import web
 from pydantic import SecretStr
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -101,7 +103,10 @@ def build_slack_app(*, services: Services) -> RagbotSlackApp:
     return app
 
 
-async def run_slack(services: Services, *, host: str | None = None) -> None:
+async def run_slack(
+    services: Services, *, host: str | None = None, report: Callable[[str, str], None] | None = None,
+    health: Callable[[web.Request], Awaitable[web.Response]] | None = None,
+) -> None:
     """Serve Slack until cancelled: Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT.
 
     Answers in flight when it is cancelled are finished and delivered before it returns.
@@ -109,16 +114,25 @@ async def run_slack(services: Services, *, host: str | None = None) -> None:
     Args:
         services: the answer service and stores (the caller closes them).
         host: interface for HTTP mode; default ``RAGBOT_SLACK_HOST``.
+        report: hears the adapter's state (``ragbot serve``'s health board).
+        health: answers ``GET /healthz`` in HTTP mode (default: ``{"ok": true}``).
 
     Raises:
-        ConfigurationError: from ``build_slack_app``.
+        ConfigurationError: from ``build_slack_app``, or Slack refused a token (``check_tokens``).
     """
+    from bots.slack.preflight import check_tokens
+
     app = build_slack_app(services=services)
     app_token = _secret(services.settings.slack_app_token)
+    if report is not None:
+        report("connecting", "Socket Mode" if app_token else "HTTP")
+    await check_tokens(api_url=slack_api_base(services.settings), bot_token=_secret(
+        services.settings.slack_bot_token) or "", app_token=app_token, report=report)
     if app_token:
-        await serve_socket_mode(app, app_token)
+        await serve_socket_mode(app, app_token, report=report)
     else:
-        await serve_http(app, host=host or services.settings.slack_host, port=services.settings.port)
+        await serve_http(app, host=host or services.settings.slack_host, port=services.settings.port,
+                         report=report, health=health)
 
 
 async def _main() -> int:

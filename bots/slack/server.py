@@ -96,7 +96,9 @@ async def dispatch(bolt_app: AsyncApp, request: web.Request) -> web.Response:
     return await to_aiohttp_response(bolt_response)
 
 
-def slack_web_app(bolt_app: AsyncApp) -> web.Application:
+def slack_web_app(
+    bolt_app: AsyncApp, *, health: Callable[[web.Request], Awaitable[web.Response]] | None = None
+) -> web.Application:
     """An aiohttp application serving ``POST /slack/events`` and ``GET /healthz``.
 
     Args:
@@ -111,6 +113,8 @@ def slack_web_app(bolt_app: AsyncApp) -> web.Application:
         return await dispatch(bolt_app, request)
 
     async def healthz(request: web.Request) -> web.Response:
+        if health is not None:  # `ragbot serve`'s board: every adapter's state
+            return await health(request)
         return web.json_response({"ok": True})
 
     async def drain(_: web.Application) -> None:
@@ -130,12 +134,17 @@ def slack_web_app(bolt_app: AsyncApp) -> web.Application:
     return web_app
 
 
-async def serve_http(bolt_app: AsyncApp, *, host: str, port: int) -> None:
+async def serve_http(
+    bolt_app: AsyncApp, *, host: str, port: int, report: Callable[[str, str], None] | None = None,
+    health: Callable[[web.Request], Awaitable[web.Response]] | None = None,
+) -> None:
     """Serve ``slack_web_app`` on ``host:port`` until cancelled; answers in flight finish first."""
-    runner = web.AppRunner(slack_web_app(bolt_app), access_log=None)
+    runner = web.AppRunner(slack_web_app(bolt_app, health=health), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
     log.warning("ragbot Slack bot listening on http://%s:%d%s", host, port, EVENTS_PATH)
+    if report is not None:
+        report("connected", f"HTTP on {host}:{runner.addresses[0][1]}{EVENTS_PATH}")
     try:
         await asyncio.Event().wait()
     finally:
@@ -175,21 +184,40 @@ async def watch_connection(
     console("ragbot: Slack Socket Mode connected")
 
 
+async def report_connection(
+    is_connected: Callable[[], Awaitable[bool]], report: Callable[[str, str], None], *, poll: float = 0.5
+) -> None:
+    """Tell ``report`` each time the Socket Mode connection comes up or goes down."""
+    up: bool | None = None
+    while True:
+        now = await is_connected()
+        if now != up:
+            report("connected" if now else ("reconnecting" if up else "connecting"), "Socket Mode")
+            up = now
+        await asyncio.sleep(poll)
+
+
 async def serve_socket_mode(
     bolt_app: RagbotSlackApp, app_token: str, *, warn_after: float = SOCKET_MODE_WARN_AFTER,
-    console: Callable[[str], None] = _to_console,
+    console: Callable[[str], None] = _to_console, report: Callable[[str, str], None] | None = None,
 ) -> None:
-    """Take events over Socket Mode until cancelled; answers in flight finish before the session closes."""
+    """Take events over Socket Mode until cancelled; answers in flight finish before the session closes.
+
+    ``report`` (``ragbot serve``'s health board) hears "connected" / "reconnecting" as they happen.
+    """
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
     handler = AsyncSocketModeHandler(bolt_app, app_token)
     log.warning("ragbot Slack bot connecting in Socket Mode")
     watcher = asyncio.create_task(watch_connection(handler.client.is_connected, warn_after=warn_after,
                                                    console=console))
+    reporter = asyncio.create_task(report_connection(handler.client.is_connected, report)) if report else None
     async with shared_session(bolt_app):
         try:
             await handler.start_async()
         finally:
             watcher.cancel()
+            if reporter is not None:
+                reporter.cancel()
             await handler.close_async()
             await bolt_app.bot.drain()

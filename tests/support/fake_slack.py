@@ -58,6 +58,8 @@ class FakeSlack:
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
         self.root = ""
+        #: What ``apps.connections.open`` answers (tests/support/fake_socket_mode.py sets it).
+        self.connections_url: str | None = None
 
     @property
     def api_url(self) -> str:
@@ -154,7 +156,7 @@ class FakeSlack:
         handler = _RESPONSES.get(method)
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})
-        return web.json_response({"ok": True, **handler(self, params)})
+        return web.json_response({"ok": True, **handler(self, params)})  # a handler may say "ok": false
 
     async def _upload(self, request: web.Request) -> web.Response:
         file_id = request.match_info["file_id"]
@@ -190,6 +192,11 @@ class FakeSlack:
         self.filenames[file_id] = str(params.get("filename"))
         return {"file_id": file_id, "upload_url": f"{self.root}/upload/{file_id}"}
 
+    def _connections_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not params["_token"].startswith("xapp-") or self.connections_url is None:
+            return {"ok": False, "error": "invalid_auth"}
+        return {"url": self.connections_url}
+
     def _complete(self, params: dict[str, Any]) -> dict[str, Any]:
         files = params.get("files") or []
         return {"files": [{"id": f["id"], "title": f.get("title"), "name": self.filenames.get(f["id"])}
@@ -206,4 +213,5 @@ _RESPONSES: dict[str, Callable[[FakeSlack, dict[str, Any]], dict[str, Any]]] = {
     "conversations.open": FakeSlack._open,
     "files.getUploadURLExternal": FakeSlack._upload_url,
     "files.completeUploadExternal": FakeSlack._complete,
+    "apps.connections.open": FakeSlack._connections_open,
 }
