@@ -202,8 +202,8 @@ def choose_excerpts(
         chunk = chunks[unit.chunk]
         if chunk.url in used:
             continue
-        if excerpts and len(excerpts[0].text) > EXCERPT_CHARS // 2:
-            break  # the first excerpt is a full answer; a second page would only add noise
+        if excerpts and len(excerpts[0].text) > EXCERPT_CHARS:
+            break  # the first excerpt fills the budget; a second page would only add length
         used.add(chunk.url)
         selected = _grow(per_chunk[unit.chunk], unit.position, weights)
         excerpts.append(Excerpt(unit.chunk, _render(selected, f"[{unit.chunk + 1}]")))
