@@ -184,7 +184,10 @@ class HybridRetriever:
         picked = select(head, rels, top_k=top_k, threshold=threshold)
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
         near = [c for f in fused_head[:10] if (c := cosines.get(f.chunk_id)) is not None]
+        # Candidates sharing no term with the question say nothing about it (a tiny collection
+        # returns its every chunk); the answerability signals read the ones that match.
+        matching = [f for f in fused_head if rels[f.chunk_id] > 0]
         return Ranked(picked=picked, algorithm=algorithm, seconds=time.perf_counter() - start,
-                      relevances=rels, top_relevances=tuple(rels[f.chunk_id] for f in fused_head[:3]),
+                      relevances=rels, top_relevances=tuple(rels[f.chunk_id] for f in matching[:3]),
                       best_cosine=max(near, default=0.0),
-                      top_pages=len({f.payload.get("source_document") for f in fused_head[:5]}))
+                      top_pages=len({f.payload.get("source_document") for f in matching[:5]}))
