@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 from core.errors import RateLimitExceeded
 
+#: Users tracked before the idle ones are forgotten (memory stays flat however many ask).
+_FORGET_AFTER_USERS = 10_000
 
 class RateLimiter:
     """Allow at most ``limit`` questions per user in any ``window`` seconds.
@@ -35,6 +37,8 @@ class RateLimiter:
         if self.limit <= 0:
             return
         now = self._clock()
+        if len(self._seen) > _FORGET_AFTER_USERS:
+            self._forget_idle(now)
         seen = self._seen[user_id]
         while seen and seen[0] <= now - self.window:
             seen.popleft()
@@ -44,3 +48,8 @@ class RateLimiter:
                 retry_after=max(0.0, seen[0] + self.window - now),
             )
         seen.append(now)
+
+    def _forget_idle(self, now: float) -> None:
+        """Drop users with nothing in the window: a long-running bot meets many users once."""
+        for user in [u for u, seen in self._seen.items() if not seen or seen[-1] <= now - self.window]:
+            del self._seen[user]

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from bots.terminal import run_chat
-from core.models import AgentLogEntry, AgentResponse, EventType
+from core.models import AgentLogEntry, AgentResponse, EventType, ResponseStatus
 from storage.sqlite import SqliteStore
 from tests.support.paths import ROOT
 
 
 def answer_for(question: str, thread_id: str | None = None) -> AgentResponse:
-    return AgentResponse(response_text=f"answer to {question}", query_text=question, thread_id=thread_id)
+    return AgentResponse(query_id=f"q-{question}", response_text=f"answer to {question}", query_text=question,
+                         thread_id=thread_id, status=ResponseStatus.NO_RELEVANT_DOCUMENTS)
 
 
 # --------------------------------------------------------------------------- logs export | head
@@ -72,10 +73,11 @@ async def test_chat_shows_its_thread_and_stops_at_once_when_cancelled(tmp_path: 
 CHAT_SCRIPT = """
 import asyncio, sys
 from bots.terminal import run_chat
-from core.models import AgentResponse
+from core.models import AgentResponse, ResponseStatus
 
 async def ask(question, thread_id, user_context):
-    return AgentResponse(response_text="ok", query_text=question, thread_id=thread_id)
+    return AgentResponse(query_id="q", response_text="ok", query_text=question, thread_id=thread_id,
+                         status="no_relevant_documents")
 
 try:
     asyncio.run(run_chat(ask, thread_id="cli:sigint"))

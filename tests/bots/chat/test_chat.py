@@ -81,3 +81,15 @@ async def test_services_without_storage_refuse_exports() -> None:
     outcome = await export.send(services, export.ExportRequest(fmt="csv", since=None), platform="slack",
                                 user="U1", deliver=lambda *_: None, max_bytes=10)  # type: ignore[arg-type,return-value]
     assert isinstance(outcome, export.ExportFailed)
+
+
+def test_the_rate_limiter_forgets_idle_users() -> None:
+    from bots.chat import ratelimit
+
+    now = [0.0]
+    limiter = ratelimit.RateLimiter(limit=2, window=60, clock=lambda: now[0])
+    for i in range(ratelimit._FORGET_AFTER_USERS + 1):
+        limiter.check(f"U{i}")
+    now[0] = 61
+    limiter.check("late")
+    assert list(limiter._seen) == ["late"]
