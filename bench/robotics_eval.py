@@ -68,7 +68,7 @@ async def measure(docs: Path, questions: list[dict[str, Any]], threshold: float 
             for item in questions:
                 text = item["question"]
                 emb = await retriever.embed(text)
-                hits = await retriever.search(text, emb, top_k=TOP_K)
+                hits = await retriever.search(retriever.build_request(text, emb, top_k=TOP_K))
                 # The bot's head (threshold > 0) is scored; a tiny threshold keeps all of it.
                 ranked = retriever.rank(text, hits, top_k=TOP_K, threshold=1e-9)
                 fused_top = [f for f, _ in retriever.rank(text, hits, top_k=TOP_K, threshold=0.0).picked]

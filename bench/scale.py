@@ -263,14 +263,16 @@ async def run_one(args: argparse.Namespace, size: int) -> dict[str, Any]:
             vector = query_dense[i].tolist()
             indices = query_sparse[i]
             hybrid = RetrievalRequest(
-                query_embedding=vector, embedding_model=MODEL_ID,
+                query_embedding=vector, embedding_model=MODEL_ID, collection_name=COLLECTION,
                 sparse_embedding=SparseVector(indices=indices, values=[1.0] * len(indices)),
+                candidates=args.candidates,
             )
-            dense_only = RetrievalRequest(query_embedding=vector, embedding_model=MODEL_ID)
+            dense_only = RetrievalRequest(query_embedding=vector, embedding_model=MODEL_ID,
+                                          collection_name=COLLECTION, candidates=args.candidates)
             t0 = time.perf_counter()
-            result = await store.search(COLLECTION, hybrid, candidates=args.candidates)
+            result = await store.search(hybrid)
             t1 = time.perf_counter()
-            await store.search(COLLECTION, dense_only, candidates=args.candidates)
+            await store.search(dense_only)
             t2 = time.perf_counter()
             if i >= args.warmup:
                 hybrid_ms.append((t1 - t0) * 1000)

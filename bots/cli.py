@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
         from bots.cli_eval import register
 
         register(sub)
+    from bots.cli_spec import register as register_spec
+
+    register_spec(sub)
     from bots.cli_admin import register as register_admin
 
     register_admin(sub, logs)
@@ -171,8 +174,9 @@ async def _runtime(settings: Settings) -> AsyncIterator[Runtime]:
         await runtime.aclose()
 
 
-#: Answers one question: (question, thread_id, user_context) -> response.
-Ask = Callable[[str, str | None, str | None], Awaitable[AgentResponse]]
+#: Answers one question: (question, thread_id, user_context, **options) -> response; the options
+#: are RagPipeline.answer's ``top_k``, ``threshold`` and ``collection``.
+Ask = Callable[..., Awaitable[AgentResponse]]
 
 
 @contextlib.asynccontextmanager
@@ -184,9 +188,10 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
     """
     if await _handed(settings, {"op": "ping"}) is not None:
 
-        async def remote(question: str, thread_id: str | None, user_context: str | None) -> AgentResponse:
+        async def remote(question: str, thread_id: str | None, user_context: str | None,
+                         **options: Any) -> AgentResponse:
             reply = await _handed(settings, {"op": "ask", "question": question, "thread_id": thread_id,
-                                             "user_context": user_context})
+                                             "user_context": user_context, **options})
             if reply is None:
                 raise RagbotError("the running `ragbot serve` stopped while answering; run the command again")
             return AgentResponse.model_validate(reply["response"])
@@ -200,8 +205,10 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
             raise InputError(f"nothing has been ingested into collection {settings.collection!r} yet: "
                              "run `ragbot ingest PATH` first")
 
-        async def local(question: str, thread_id: str | None, user_context: str | None) -> AgentResponse:
-            response = await runtime.pipeline.answer(question, thread_id=thread_id, user_context=user_context)
+        async def local(question: str, thread_id: str | None, user_context: str | None,
+                        **options: Any) -> AgentResponse:
+            response = await runtime.pipeline.answer(question, thread_id=thread_id, user_context=user_context,
+                                                     **options)
             await log_sent(runtime.services.activity, response, platform="cli")
             return response
 
@@ -237,6 +244,8 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         print(summary.line())
     for failed in summary.files_failed:
         print(f"  skipped: {failed}", file=sys.stderr)
+    for invalid in summary.chunks_invalid:
+        print(f"  skipped chunk: {invalid}", file=sys.stderr)
     # Every file unreadable is bad input a cron job must notice; a few are reported and tolerated.
     return 2 if summary.files and len(summary.files_failed) == summary.files else 0
 

@@ -78,10 +78,15 @@ async def handle_request(runtime: Runtime, request: dict[str, Any]) -> dict[str,
         if op == "ask":
             response = await runtime.pipeline.answer(
                 str(request.get("question", "")), thread_id=request.get("thread_id"),
-                user_context=request.get("user_context"),
+                user_context=request.get("user_context"), top_k=request.get("top_k"),
+                threshold=request.get("threshold"), collection=request.get("collection"),
             )
             await log_sent(runtime.services.activity, response, platform="cli")
             return {"ok": True, "response": response.model_dump(mode="json")}
+        if op in ("search", "validate"):
+            from bots.cli_spec import execute
+
+            return await execute(runtime, request)
         if op == "ingest":
             summary = await ingest(
                 runtime, str(request["source"]), collection=request.get("collection"),

@@ -8,6 +8,9 @@ opened, so a wiring step that fails closes what the earlier steps opened.
 from __future__ import annotations
 
 import contextlib
+import getpass
+import os
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -171,12 +174,29 @@ async def export_activity_log(settings: Settings, out: TextIO, **filters: Any) -
     """Stream the activity log to ``out`` without opening models or the vector store.
 
     ``ragbot logs export`` uses it; ``filters`` are ``storage.export.export_log``'s (fmt, since ...).
+    The export then writes its own ``admin_export`` entry, as the chat exports do.
     """
     db = await SqliteStore.open(settings.sqlite_path)
     try:
-        return await export_log(db, out, **filters)
+        started = time.perf_counter()
+        count = await export_log(db, out, **filters)
+        shown = ", ".join(f"{k} {v.isoformat() if isinstance(v, datetime) else v}"
+                          for k, v in filters.items() if v is not None and k != "fmt")
+        await db.log(AgentLogEntry(
+            event_type=EventType.ADMIN_EXPORT, execution_time=time.perf_counter() - started,
+            response_summary=(f"cli: user {_local_user()} exported {count} log entries as "
+                              f"{filters.get('fmt', 'jsonl')} ({shown or 'everything'})")))
+        return count
     finally:
         await db.close()
+
+
+def _local_user() -> str:
+    """Who ran the command, as the operating system names them."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (some containers)
+        return f"uid {os.getuid()}"
 
 
 async def ingest(

@@ -12,9 +12,9 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from core.errors import (
     CollectionNotFoundError,
@@ -31,10 +31,13 @@ from core.models import (
     EventType,
     Feedback,
     QueryStatus,
+    ResponseState,
     ResponseStatus,
     RetrievalRequest,
     SparseVector,
+    StatusChange,
     UserQuery,
+    check_response_state,
     check_transition,
     utc_now,
 )
@@ -49,6 +52,7 @@ from core.protocols import (
     SearchFn,
 )
 from core.stores.ids import collection_name
+from core.stores.points import DocumentGroups, vector_embeddings
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -139,6 +143,9 @@ class InMemoryVectorStore:
         self, name: str, chunks: Sequence[DocumentChunk], embeddings: Sequence[EmbeddingResponse]
     ) -> None:
         points = self._collection(name)
+        info = self._collections[name]
+        vector_embeddings(name, model_id=info.model_id, dimension=info.dimension, chunks=chunks,
+                          embeddings=embeddings)
         for chunk, emb in zip(chunks, embeddings, strict=True):
             points[chunk.chunk_id] = (emb, chunk.payload())
 
@@ -148,14 +155,13 @@ class InMemoryVectorStore:
             points.pop(cid, None)
 
     async def documents(self, name: str) -> dict[str, DocumentState]:
-        points = self._collection(name)
-        grouped: dict[str, tuple[str, set[str]]] = {}
-        for cid, (_, payload) in points.items():
-            doc = grouped.setdefault(payload["source_document"], (payload["content_hash"], set()))
-            doc[1].add(cid)
-        return {k: DocumentState(h, frozenset(ids)) for k, (h, ids) in grouped.items()}
+        grouped = DocumentGroups()
+        for cid, (_, payload) in self._collection(name).items():
+            grouped.add(payload, cid)
+        return grouped.states()
 
-    async def search(self, name: str, request: RetrievalRequest, *, candidates: int) -> HybridHits:
+    async def search(self, request: RetrievalRequest) -> HybridHits:
+        name, candidates = request.collection_name, request.depth
         points = self._collection(name)
         info = self._collections[name]
         if (request.embedding_model and request.embedding_model != info.model_id) or (
@@ -236,11 +242,18 @@ class ScriptedGenerator:
 
 @dataclass(slots=True)
 class StoredQuery:
-    """One query as InMemoryStorage keeps it: the question, its status and its error."""
+    """One query as InMemoryStorage keeps it: the question, its status, its error and history."""
 
     query: UserQuery
     status: QueryStatus = QueryStatus.PENDING
     error: str | None = None
+    history: list[StatusChange] = field(default_factory=list)
+    response_state: ResponseState | None = None
+
+    def enter(self, machine: Literal["query", "response"], status: str, error: str | None = None) -> None:
+        """Append one history entry, now (``entered_at`` never goes backwards, as row ids in SQLite)."""
+        at = max([utc_now(), *(c.entered_at for c in self.history)])
+        self.history.append(StatusChange(machine=machine, status=status, entered_at=at, error=error))
 
 
 def _check_aware(value: datetime | None, name: str) -> None:
@@ -278,7 +291,10 @@ class InMemoryStorage:
     async def create_query(self, query: UserQuery) -> None:
         if query.query_id in self.queries:
             raise ValueError(f"query {query.query_id!r} already exists")
-        self.queries[query.query_id] = StoredQuery(query)
+        stored = StoredQuery(query)
+        stored.history.append(StatusChange(machine="query", status=QueryStatus.PENDING.value,
+                                           entered_at=query.timestamp))
+        self.queries[query.query_id] = stored
 
     async def set_query_status(
         self, query_id: str, status: QueryStatus, *, error: str | None = None
@@ -289,8 +305,24 @@ class InMemoryStorage:
         new = QueryStatus(status)
         check_transition(stored.status, new)
         stored.status = new
+        stored.enter("query", new.value, error)
         if error is not None:  # None keeps the error already stored, as SQLite's COALESCE does
             stored.error = error
+
+    async def set_response_state(
+        self, query_id: str, state: ResponseState, *, error: str | None = None
+    ) -> None:
+        stored = self.queries.get(query_id)
+        if stored is None:
+            raise ValueError(f"unknown query id {query_id!r}")
+        new = ResponseState(state)
+        check_response_state(stored.response_state, new)
+        stored.response_state = new
+        stored.enter("response", new.value, error)
+
+    async def status_history(self, query_id: str) -> list[StatusChange]:
+        stored = self.queries.get(query_id)
+        return list(stored.history) if stored else []
 
     async def get_query_status(self, query_id: str) -> QueryStatus | None:
         stored = self.queries.get(query_id)
@@ -315,6 +347,10 @@ class InMemoryStorage:
         now = utc_now()
         for stored in stuck:
             stored.status, stored.error = QueryStatus.FAILED, INTERRUPTED_ERROR
+            if stored.response_state is ResponseState.PROCESSING:
+                stored.response_state = ResponseState.ERROR
+                stored.enter("response", ResponseState.ERROR.value, INTERRUPTED_ERROR)
+            stored.enter("query", QueryStatus.FAILED.value, INTERRUPTED_ERROR)
             await self.log(AgentLogEntry(
                 timestamp=now, event_type=EventType.ERROR, query_id=stored.query.query_id,
                 thread_id=stored.query.thread_id, query_text=stored.query.query_text,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -67,6 +68,15 @@ def _non_blank_content(value: str) -> str:
     return value
 
 
+def check_filters(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Refuse filter fields the stores do not index; an empty filter is no filter."""
+    if value:
+        unknown = sorted(set(value) - FILTER_FIELDS)
+        if unknown:
+            raise ValueError(f"filter field(s) {unknown} are not supported; use {sorted(FILTER_FIELDS)}")
+    return value or None
+
+
 def validate_collection_name(name: str) -> str:
     """Check Qdrant's collection name rule and return the name.
 
@@ -112,12 +122,44 @@ class _Strict(_RoundTrip):
 
 
 class QueryStatus(StrEnum):
-    """Lifecycle of a ``UserQuery``: PENDING -> PROCESSING -> COMPLETED | FAILED."""
+    """Lifecycle of a ``UserQuery``: PENDING -> PROCESSING -> COMPLETED | FAILED.
+
+    Spec 004 names the failed end ``ERROR``; it is accepted on input and means FAILED.
+    """
 
     PENDING = "PENDING"
     PROCESSING = "PROCESSING"
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
+
+    @classmethod
+    def _missing_(cls, value: object) -> QueryStatus | None:
+        return cls.FAILED if isinstance(value, str) and value.upper() == "ERROR" else None
+
+
+class ChunkState(StrEnum):
+    """Spec 004's RetrievedChunk lifecycle: RETRIEVED -> VALIDATED -> RETURNED.
+
+    RETRIEVED: built from a stored payload the search found; VALIDATED: it passed the chunk
+    rules and the relevance threshold; RETURNED: handed to the caller in a RetrievedContext
+    or SearchResults.
+    """
+
+    RETRIEVED = "RETRIEVED"
+    VALIDATED = "VALIDATED"
+    RETURNED = "RETURNED"
+
+
+class ResponseState(StrEnum):
+    """Spec 004's AgentResponse lifecycle: PROCESSING -> COMPLETED | ERROR.
+
+    A response is PROCESSING while retrieval and generation run (recorded in the status
+    history); a built AgentResponse is COMPLETED, or ERROR when retrieval failed.
+    """
+
+    PROCESSING = "PROCESSING"
+    COMPLETED = "COMPLETED"
+    ERROR = "ERROR"
 
 
 #: Allowed transitions; anything else is a bug and is refused by ``check_transition``.
@@ -129,10 +171,39 @@ QUERY_TRANSITIONS: dict[QueryStatus, frozenset[QueryStatus]] = {
 }
 
 
-def check_transition(current: QueryStatus, new: QueryStatus) -> None:
-    """Raise ValueError unless ``current -> new`` is an allowed query transition."""
-    if new not in QUERY_TRANSITIONS[current]:
-        raise ValueError(f"query status cannot go from {current.value} to {new.value}")
+CHUNK_TRANSITIONS: dict[ChunkState, frozenset[ChunkState]] = {
+    ChunkState.RETRIEVED: frozenset({ChunkState.VALIDATED}),
+    ChunkState.VALIDATED: frozenset({ChunkState.RETURNED}),
+    ChunkState.RETURNED: frozenset(),
+}
+RESPONSE_TRANSITIONS: dict[ResponseState, frozenset[ResponseState]] = {
+    ResponseState.PROCESSING: frozenset({ResponseState.COMPLETED, ResponseState.ERROR}),
+    ResponseState.COMPLETED: frozenset(),
+    ResponseState.ERROR: frozenset(),
+}
+_MACHINES: dict[type[StrEnum], tuple[str, Mapping[Any, frozenset[Any]]]] = {
+    QueryStatus: ("query status", QUERY_TRANSITIONS),
+    ChunkState: ("chunk state", CHUNK_TRANSITIONS),
+    ResponseState: ("response state", RESPONSE_TRANSITIONS),
+}
+
+
+def check_transition(current: StrEnum, new: StrEnum) -> None:
+    """Raise ValueError unless ``current -> new`` is allowed by its state machine.
+
+    One function for the three machines: QueryStatus, ChunkState and ResponseState.
+    """
+    name, table = _MACHINES[type(current)]
+    if type(new) is not type(current) or new not in table[current]:
+        raise ValueError(f"{name} cannot go from {current.value} to {new.value}")
+
+
+def check_response_state(current: ResponseState | None, new: ResponseState) -> None:
+    """``check_transition`` for a response, whose first state (``current`` None) is PROCESSING."""
+    if current is not None:
+        check_transition(current, new)
+    elif new is not ResponseState.PROCESSING:
+        raise ValueError(f"response state cannot start at {new.value}: it starts at PROCESSING")
 
 
 class UserQuery(_Strict):
@@ -198,14 +269,17 @@ class RetrievedChunk(_Strict):
     page_number: int | None = Field(default=None, ge=1)
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    state: ChunkState = ChunkState.RETRIEVED
 
     @model_validator(mode="before")
     @classmethod
     def _flatten_payload(cls, data: Any) -> Any:
-        # Spec 004 nests the stored fields under "payload" ({"score": .., "payload": {..}}).
-        if isinstance(data, dict) and isinstance(data.get("payload"), dict):
-            data = {**data["payload"], **{k: v for k, v in data.items() if k != "payload"}}
-        return data
+        return spec_chunk_fields(data) if isinstance(data, dict) else data
+
+    def advance(self, new: ChunkState) -> RetrievedChunk:
+        """A copy in state ``new``; ValueError unless RETRIEVED -> VALIDATED -> RETURNED allows it."""
+        check_transition(self.state, new)
+        return self.model_copy(update={"state": new})
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -223,6 +297,40 @@ class RetrievedChunk(_Strict):
         return value
 
 
+#: Spec 002 nests these under a chunk's ``metadata``; spec 004 under ``payload``.
+_NESTED_CHUNK_FIELDS = frozenset({
+    "url", "source_url", "title", "page_title", "section", "section_hierarchy", "chunk_index",
+    "source_document", "headings", "page_number", "tags", "chunk_id", "vector_id", "id",
+})
+
+
+def spec_chunk_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """Flatten the spec's chunk shapes onto RetrievedChunk's own fields.
+
+    Spec 004 nests the stored fields under ``payload`` (``{"score": .., "payload": {..}}``);
+    spec 002 nests ``url``, ``title``, ``section`` and ``chunk_index`` under ``metadata``.
+    Fields given at the top level win. Neither spec names a chunk id or (002) a source
+    document: the id defaults to a stable one derived from the URL and chunk index, and the
+    source document to the URL.
+    """
+    if isinstance(data.get("payload"), dict):
+        data = {**data["payload"], **{k: v for k, v in data.items() if k != "payload"}}
+    meta = data.get("metadata")
+    if isinstance(meta, dict) and _NESTED_CHUNK_FIELDS & set(meta):
+        lifted = {k: v for k, v in meta.items() if k in _NESTED_CHUNK_FIELDS}
+        rest = {k: v for k, v in meta.items() if k not in _NESTED_CHUNK_FIELDS}
+        data = {**lifted, **{k: v for k, v in data.items() if k != "metadata"}, "metadata": rest}
+    url = data.get("url", data.get("source_url"))
+    if isinstance(url, str) and url:
+        derived: dict[str, Any] = {}
+        if not {"chunk_id", "vector_id", "id"} & set(data):
+            derived["chunk_id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{url}#{data.get('chunk_index', 0)}"))
+        if "source_document" not in data:
+            derived["source_document"] = url
+        data = {**data, **derived}
+    return data
+
+
 class RetrievedContext(_RoundTrip):
     """The chunks retrieved for one query (spec 000: Retrieved Context)."""
 
@@ -236,6 +344,21 @@ class RetrievedContext(_RoundTrip):
         if self.success and not self.chunks:
             raise ValueError("a successful retrieval must contain at least one chunk")
         return self
+
+    @classmethod
+    def prepare(
+        cls, chunks: list[RetrievedChunk], *, query_embedding: list[float] | None = None,
+        **metadata: Any,
+    ) -> RetrievedContext:
+        """Hand chunks to their consumer: each moves VALIDATED -> RETURNED.
+
+        ``success`` is whether anything was found; ``metadata`` says how (collection,
+        ranking algorithm, threshold, source documents ...).
+        """
+        returned = [c.advance(ChunkState.RETURNED) for c in chunks]
+        documents = list(dict.fromkeys(c.source_document for c in returned))
+        return cls(chunks=returned, query_embedding=query_embedding, success=bool(returned),
+                   metadata={**metadata, "source_documents": documents})
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -328,6 +451,14 @@ class RetrievalRequest(_Strict):
     )
     filters: dict[str, FilterValue] | None = None
     collection_name: str = "ragbot"
+    #: Hits asked of each retriever (dense, sparse) before fusion; None: ``top_k``. Ranking
+    #: needs more candidates than it keeps, so the store returns ``depth`` hits per retriever.
+    candidates: int | None = Field(default=None, ge=1, le=1000)
+
+    @property
+    def depth(self) -> int:
+        """Hits the store returns per retriever: ``candidates``, and never fewer than ``top_k``."""
+        return max(self.candidates or self.top_k, self.top_k)
 
     @field_validator("query_embedding")
     @classmethod
@@ -341,16 +472,7 @@ class RetrievalRequest(_Strict):
     def _collection(cls, value: str) -> str:
         return validate_collection_name(value)
 
-    @field_validator("filters")
-    @classmethod
-    def _filter_fields(cls, value: dict[str, FilterValue] | None) -> dict[str, FilterValue] | None:
-        if value:
-            unknown = sorted(set(value) - FILTER_FIELDS)
-            if unknown:
-                raise ValueError(
-                    f"filter field(s) {unknown} are not supported; use {sorted(FILTER_FIELDS)}"
-                )
-        return value or None
+    _filter_fields = field_validator("filters")(check_filters)
 
 
 class RetrievalStats(BaseModel):
@@ -367,6 +489,10 @@ class RetrievalResponse(BaseModel):
     retrieved_chunks: list[RetrievedChunk]
     execution_time: Seconds
     retrieval_stats: RetrievalStats
+    #: Stored chunks found but dropped because they break a chunk rule ("<chunk id>: <reason>").
+    dropped_chunks: list[str] = Field(default_factory=list)
+    #: How many scored candidates reached the threshold (``top_k`` of them are kept).
+    total_matches: int = Field(default=0, ge=0)
 
 
 class RankedResults(BaseModel):
@@ -422,6 +548,87 @@ class ValidationResult(BaseModel):
         return self
 
 
+# --------------------------------------------------------------------------- search requests
+
+#: Every spelling of the question the specification uses.
+_QUESTION = AliasChoices("query_text", "text", "question")
+
+
+class SearchOptions(_Strict):
+    """How deep and where to search; None means the setting (RAGBOT_TOP_K, ...)."""
+
+    top_k: int | None = Field(default=None, ge=1, le=20, validation_alias=AliasChoices("top_k", "limit"))
+    threshold: Score | None = Field(default=None, validation_alias=AliasChoices("threshold", "min_score"))
+    collection_name: str | None = Field(
+        default=None, validation_alias=AliasChoices("collection_name", "collection"))
+
+    @field_validator("collection_name")
+    @classmethod
+    def _collection(cls, value: str | None) -> str | None:
+        return None if value is None else validate_collection_name(value)
+
+
+class QueryRequest(SearchOptions):
+    """Spec 004's QueryRequest: a search, as ``ragbot search`` takes it.
+
+    ``limit`` and ``min_score`` are accepted for ``top_k`` and ``threshold``; absent values
+    come from the settings (5, the relevance threshold, the configured collection).
+    """
+
+    query_text: str = Field(max_length=MAX_TEXT_LENGTH, validation_alias=_QUESTION)
+    filters: dict[str, FilterValue] | None = None
+
+    @field_validator("query_text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query_text is empty: give the words to search for")
+        return value.strip()
+
+    _filter_fields = field_validator("filters")(check_filters)
+
+
+class AskRequest(SearchOptions):
+    """One line of ``ragbot ask --batch``: a question, its thread and search options.
+
+    The question's own rules (not empty, length) are checked when it is asked, so one
+    empty question is reported on its line while the others are answered.
+    """
+
+    query_text: str = Field(validation_alias=_QUESTION)
+    thread_id: str | None = Field(
+        default=None, max_length=512, validation_alias=AliasChoices("thread_id", "session_id"))
+    user_context: str | None = Field(default=None, max_length=MAX_USER_CONTEXT_LENGTH)
+
+
+class SearchResults(_RoundTrip):
+    """Spec 004's SearchResults: what ``ragbot search`` returns.
+
+    ``total_results`` counts every scored candidate that reached the threshold; ``results``
+    holds the ``top_k`` best of them, ordered by score.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    results: list[RetrievedChunk]
+    query_time: Seconds
+    total_results: int = Field(ge=0)
+    request: QueryRequest | None = None
+    #: The text searched: the request's, with chat noise dropped and spelling fixed.
+    searched_text: str | None = None
+    ranking_algorithm: str | None = None
+    retrieval_stats: RetrievalStats | None = None
+    dropped_chunks: list[str] = Field(default_factory=list)
+    #: The query's embedding (``ragbot validate`` reports its dimension); never serialised.
+    embedding: EmbeddingResponse | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _counts(self) -> SearchResults:
+        if self.total_results < len(self.results):
+            raise ValueError(f"total_results {self.total_results} is below the {len(self.results)} results")
+        return self
+
+
 # --------------------------------------------------------------------------- responses
 
 
@@ -446,6 +653,23 @@ class Source(BaseModel):
     score: Score
 
 
+def _sources_from_urls(sources: list[Any], chunks: list[Any]) -> list[Any]:
+    """Spec 004's ``sources`` (URLs) as Source entries: each URL names the first retrieved chunk
+    with that URL; a URL no retrieved chunk has is refused (spec: sources correspond to them)."""
+    retrieved = [c if isinstance(c, RetrievedChunk) else RetrievedChunk.model_validate(c) for c in chunks]
+    resolved: list[Any] = []
+    for index, source in enumerate(sources, start=1):
+        if not isinstance(source, str):
+            resolved.append(source)
+            continue
+        chunk = next((c for c in retrieved if c.url == source), None)
+        if chunk is None:
+            raise ValueError(f"source {source!r} is not the url of any retrieved chunk")
+        resolved.append(Source(index=index, chunk_id=chunk.chunk_id, url=chunk.url, title=chunk.title,
+                               section=chunk.section, chunk_index=chunk.chunk_index, score=chunk.score))
+    return resolved
+
+
 class GroundingValidation(BaseModel):
     """How the answer was checked against the retrieved chunks."""
 
@@ -463,11 +687,14 @@ class AgentResponse(_RoundTrip):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     response_id: str = Field(default_factory=new_id, validation_alias=AliasChoices("response_id", "id"))
-    query_id: str = Field(min_length=1)
+    #: Spec 004's response has no query id: one is generated when the input has none.
+    query_id: str = Field(default_factory=new_id, min_length=1)
     query_text: str = Field(default="", validation_alias=AliasChoices("query_text", "query"))
     thread_id: str | None = None
     response_text: Text = Field(validation_alias=AliasChoices("response_text", "answer", "content"))
     status: ResponseStatus
+    #: COMPLETED, or ERROR when retrieval failed (PROCESSING lives in the status history only).
+    state: ResponseState = ResponseState.COMPLETED
     sources: list[Source] = Field(default_factory=list)
     retrieved_chunks: list[RetrievedChunk] = Field(default_factory=list)
     confidence_score: Score = Field(
@@ -492,6 +719,33 @@ class AgentResponse(_RoundTrip):
         if not value.strip():
             raise ValueError("response_text is empty: every response must say something")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spec_shapes(cls, data: Any) -> Any:
+        """Accept spec 004's response: ``sources`` as URLs, no ``status`` and no ``state``."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        sources = data.get("sources")
+        if isinstance(sources, list) and any(isinstance(s, str) for s in sources):
+            data["sources"] = _sources_from_urls(sources, data.get("retrieved_chunks") or [])
+        if "status" not in data:
+            data["status"] = (ResponseStatus.ANSWERED if data.get("sources")
+                              else ResponseStatus.NO_RELEVANT_DOCUMENTS)
+        if "state" not in data:
+            failed = data["status"] == ResponseStatus.RETRIEVAL_FAILED
+            data["state"] = ResponseState.ERROR if failed else ResponseState.COMPLETED
+        return data
+
+    @model_validator(mode="after")
+    def _state_matches(self) -> AgentResponse:
+        expected = (ResponseState.ERROR if self.status is ResponseStatus.RETRIEVAL_FAILED
+                    else ResponseState.COMPLETED)
+        if self.state is not expected:
+            raise ValueError(f"state {self.state.value} does not fit status {self.status.value}: "
+                             f"a built response is {expected.value}")
+        return self
 
     @model_validator(mode="after")
     def _sources_are_retrieved(self) -> AgentResponse:
@@ -605,6 +859,12 @@ class EventType(StrEnum):
     ADMIN_EXPORT = "admin_export"
     #: An ingest run finished (source, collection and counts in the summary; bots/runtime.py).
     INGEST_COMPLETED = "ingest_completed"
+    #: Spec 000's "Retrieval Triggered": the pipeline (or the model, through its tool) searches.
+    RETRIEVAL_TRIGGERED = "retrieval_triggered"
+    #: Spec 002's RESULTS_FILTERED: candidates scored, bad stored chunks dropped, threshold applied.
+    RESULTS_FILTERED = "results_filtered"
+    #: Spec 002's CONTEXT_PREPARED: the chunks handed to the generator (RetrievedContext).
+    CONTEXT_PREPARED = "context_prepared"
 
 
 class AgentLogEntry(BaseModel):
@@ -621,6 +881,15 @@ class AgentLogEntry(BaseModel):
     response_summary: Text | None = None
     error_details: Text | None = None
     execution_time: Seconds | None = None
+
+
+class StatusChange(BaseModel):
+    """One entry of a question's status history: which state machine entered which state, when."""
+
+    machine: Literal["query", "response"]
+    status: str
+    entered_at: AwareDatetime
+    error: str | None = None
 
 
 class TurnRole(StrEnum):
@@ -676,6 +945,45 @@ class DocumentChunk(BaseModel):
         return self.model_dump()
 
 
+class VectorEmbedding(_Strict):
+    """Spec 003's Vector Embedding: one stored point, as the stores write it.
+
+    ``id`` is the chunk id (the Qdrant point id is derived from it), ``text_content`` the
+    chunk's text (the embedded text adds its ``title > section`` line), ``vector`` the dense
+    vector named ``dense`` and ``document_id`` the chunk's ``source_document``. Validate with
+    ``context={"dimension": n}`` to check the vector against the collection's dimension.
+    """
+
+    id: str = Field(min_length=1)
+    text_content: Text
+    vector: list[float] = Field(min_length=1)
+    document_id: str = Field(min_length=1)
+    chunk_index: int = Field(ge=0)
+
+    _text_not_blank = field_validator("text_content")(_non_blank_content)
+
+    @field_validator("vector")
+    @classmethod
+    def _consistent_dimension(cls, value: list[float], info: ValidationInfo) -> list[float]:
+        expected = (info.context or {}).get("dimension")
+        if expected is not None and len(value) != expected:
+            raise ValueError(f"vector has {len(value)} dimensions; the collection's vectors have {expected}")
+        return value
+
+    @classmethod
+    def of(cls, chunk: DocumentChunk, embedding: EmbeddingResponse, *, dimension: int) -> VectorEmbedding:
+        """Map a chunk and its embedding onto the spec's entity, checking the rules.
+
+        Raises:
+            ValidationError: empty text or vector, a negative chunk_index, or a vector whose
+                length is not ``dimension``.
+        """
+        return cls.model_validate(
+            {"id": chunk.chunk_id, "text_content": chunk.content, "vector": embedding.embedding_vector,
+             "document_id": chunk.source_document, "chunk_index": chunk.chunk_index},
+            context={"dimension": dimension})
+
+
 class IngestSummary(BaseModel):
     """What one ingest run did."""
 
@@ -685,6 +993,10 @@ class IngestSummary(BaseModel):
     chunks_removed: int = 0
     chunks_skipped: int = 0
     files_failed: list[str] = Field(default_factory=list)
+    #: Chunks not stored because they break a chunk rule: "<document>#<index>: <reason>".
+    chunks_invalid: list[str] = Field(default_factory=list)
+    #: Chunks stored after a repair (a URL with spaces percent-encoded).
+    chunks_repaired: int = 0
     seconds: float = 0.0
 
     def line(self) -> str:
@@ -696,4 +1008,8 @@ class IngestSummary(BaseModel):
         )
         if self.files_failed:
             text += f"; {len(self.files_failed)} file(s) skipped with errors"
+        if self.chunks_repaired:
+            text += f"; {self.chunks_repaired} chunk URL(s) repaired"
+        if self.chunks_invalid:
+            text += f"; {len(self.chunks_invalid)} invalid chunk(s) skipped"
         return text

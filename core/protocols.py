@@ -25,8 +25,10 @@ from core.models import (
     Feedback,
     GroundingValidation,
     QueryStatus,
+    ResponseState,
     RetrievalRequest,
     RetrievedChunk,
+    StatusChange,
     UserQuery,
 )
 
@@ -83,10 +85,17 @@ class HybridHits:
 
 @dataclass(frozen=True, slots=True)
 class DocumentState:
-    """What the store holds for one source document (for incremental ingest)."""
+    """What the store holds for one source document (for incremental ingest).
+
+    ``title``, ``url`` and ``sections`` (the section paths of its chunks, in chunk order)
+    let ``ragbot validate`` write sample questions from any collection's own pages.
+    """
 
     content_hash: str
     chunk_ids: frozenset[str]
+    title: str = ""
+    url: str = ""
+    sections: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +143,14 @@ class VectorStore(Protocol):
         """Map each stored source_document to its content hash and chunk ids."""
         ...
 
-    async def search(self, name: str, request: RetrievalRequest, *, candidates: int) -> HybridHits:
-        """Return up to ``candidates`` hits from each retriever, honouring filters."""
+    async def search(self, request: RetrievalRequest) -> HybridHits:
+        """Search ``request.collection_name``: up to ``request.depth`` hits from each retriever.
+
+        The request is the whole input: its embeddings, its collection, its filters, and
+        ``top_k``/``candidates`` for how many hits. Its ``threshold`` applies to the calibrated
+        relevance computed after fusion (core/retrieval/ranking.py), not to the raw cosine and
+        BM25 scores a store sees, so ranking applies it.
+        """
         ...
 
     async def close(self) -> None:
@@ -250,6 +265,20 @@ class QueryStore(Protocol):
 
     async def get_query_status(self, query_id: str) -> QueryStatus | None:
         """Current status, or None for an unknown id."""
+        ...
+
+    async def set_response_state(
+        self, query_id: str, state: ResponseState, *, error: str | None = None
+    ) -> None:
+        """Record the query's response entering ``state`` (PROCESSING -> COMPLETED | ERROR).
+
+        Raises:
+            ValueError: unknown ``query_id`` or an illegal transition (nothing is recorded).
+        """
+        ...
+
+    async def status_history(self, query_id: str) -> list[StatusChange]:
+        """Every state the query and its response entered, oldest first (empty for an unknown id)."""
         ...
 
     async def save_response(self, response: AgentResponse) -> None:

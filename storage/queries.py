@@ -1,30 +1,39 @@
-"""QueryStore on SQLite: the query lifecycle, responses, and recovery after a crash."""
+"""QueryStore on SQLite: the query lifecycle and its history, responses, and recovery after a crash.
+
+Every state a question enters (and every state its response enters) is a row of
+``status_history`` (migration 0002), written in the same transaction as the change.
+"""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 
+import aiosqlite
+
 from core.models import (
     AgentLogEntry,
     AgentResponse,
     EventType,
     QueryStatus,
+    ResponseState,
+    StatusChange,
     UserQuery,
+    check_response_state,
     check_transition,
     utc_now,
 )
 from core.protocols import INTERRUPTED_ERROR
 from storage.activity import insert_log
 from storage.base import SqliteBase
-from storage.timestamps import to_db
+from storage.timestamps import from_db, to_db
 
 _SAVE_RESPONSE = (
-    "INSERT INTO responses (response_id, query_id, thread_id, status, response_text, sources,"
+    "INSERT INTO responses (response_id, query_id, thread_id, status, state, response_text, sources,"
     " confidence_score, grounding_confidence, model_used, created_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (response_id) DO UPDATE SET query_id = excluded.query_id,"
-    " thread_id = excluded.thread_id, status = excluded.status,"
+    " thread_id = excluded.thread_id, status = excluded.status, state = excluded.state,"
     " response_text = excluded.response_text, sources = excluded.sources,"
     " confidence_score = excluded.confidence_score,"
     " grounding_confidence = excluded.grounding_confidence,"
@@ -52,6 +61,7 @@ class QueryTables(SqliteBase):
                 )
             except sqlite3.IntegrityError as exc:
                 raise ValueError(f"query {query.query_id!r} already exists") from exc
+            await _enter(conn, query.query_id, "query", QueryStatus.PENDING.value, to_db(query.timestamp))
 
     async def set_query_status(
         self, query_id: str, status: QueryStatus, *, error: str | None = None
@@ -74,11 +84,36 @@ class QueryTables(SqliteBase):
             if not rows:
                 raise ValueError(f"unknown query id {query_id!r}")
             check_transition(QueryStatus(rows[0]["status"]), new)
+            now = to_db(utc_now())
             await conn.execute(
                 "UPDATE queries SET status = ?, error = COALESCE(?, error), updated_at = ?"
                 " WHERE query_id = ?",
-                (new.value, error, to_db(utc_now()), query_id),
+                (new.value, error, now, query_id),
             )
+            await _enter(conn, query_id, "query", new.value, now, error)
+
+    async def set_response_state(
+        self, query_id: str, state: ResponseState, *, error: str | None = None
+    ) -> None:
+        """Record the query's response entering ``state``: PROCESSING, then COMPLETED or ERROR.
+
+        Raises:
+            ValueError: unknown ``query_id`` or an illegal transition (nothing is recorded).
+        """
+        new = ResponseState(state)
+        async with self._write(f"set the response of query {query_id!r} to {new.value}") as conn:
+            if not list(await conn.execute_fetchall("SELECT 1 FROM queries WHERE query_id = ?", (query_id,))):
+                raise ValueError(f"unknown query id {query_id!r}")
+            check_response_state(await _response_state(conn, query_id), new)
+            await _enter(conn, query_id, "response", new.value, to_db(utc_now()), error)
+
+    async def status_history(self, query_id: str) -> list[StatusChange]:
+        """Every state the query and its response entered, oldest first (empty for an unknown id)."""
+        rows = await self._read(f"read the status history of query {query_id!r}",
+                                "SELECT machine, status, entered_at, error FROM status_history"
+                                " WHERE query_id = ? ORDER BY id", (query_id,))
+        return [StatusChange(machine=r["machine"], status=r["status"], entered_at=from_db(r["entered_at"]),
+                             error=r["error"]) for r in rows]
 
     async def get_query_status(self, query_id: str) -> QueryStatus | None:
         """Current status, or None for an unknown id."""
@@ -103,7 +138,7 @@ class QueryTables(SqliteBase):
             try:
                 await conn.execute(_SAVE_RESPONSE, (
                     response.response_id, response.query_id, response.thread_id, response.status.value,
-                    response.response_text, sources, response.confidence_score,
+                    response.state.value, response.response_text, sources, response.confidence_score,
                     response.grounding_confidence, response.model_used, to_db(response.timestamp),
                 ))
             except sqlite3.IntegrityError as exc:
@@ -134,8 +169,30 @@ class QueryTables(SqliteBase):
                     "UPDATE queries SET status = ?, error = ?, updated_at = ? WHERE query_id = ?",
                     (QueryStatus.FAILED.value, INTERRUPTED_ERROR, to_db(now), row["query_id"]),
                 )
+                if await _response_state(conn, row["query_id"]) is ResponseState.PROCESSING:
+                    await _enter(conn, row["query_id"], "response", ResponseState.ERROR.value, to_db(now),
+                                 INTERRUPTED_ERROR)
+                await _enter(conn, row["query_id"], "query", QueryStatus.FAILED.value, to_db(now),
+                             INTERRUPTED_ERROR)
                 await insert_log(conn, AgentLogEntry(
                     timestamp=now, event_type=EventType.ERROR, thread_id=row["thread_id"],
                     query_id=row["query_id"], query_text=row["query_text"], error_details=INTERRUPTED_ERROR,
                 ))
         return len(rows)
+
+
+async def _enter(conn: aiosqlite.Connection, query_id: str, machine: str, status: str, at: str,
+                 error: str | None = None) -> None:
+    """Append one ``status_history`` row (inside the caller's transaction)."""
+    await conn.execute(
+        "INSERT INTO status_history (query_id, machine, status, entered_at, error) VALUES (?, ?, ?, ?, ?)",
+        (query_id, machine, status, at, error),
+    )
+
+
+async def _response_state(conn: aiosqlite.Connection, query_id: str) -> ResponseState | None:
+    """The last state the query's response entered, or None before the first."""
+    rows = list(await conn.execute_fetchall(
+        "SELECT status FROM status_history WHERE query_id = ? AND machine = 'response'"
+        " ORDER BY id DESC LIMIT 1", (query_id,)))
+    return ResponseState(rows[0]["status"]) if rows else None

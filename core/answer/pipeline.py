@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,15 +38,22 @@ from core.answer.responses import (
     retrieval_failed,
 )
 from core.errors import ProviderError, QueryValidationError, StoreError
+from core.jsonl import validation_message
 from core.models import (
     AgentLogEntry,
     AgentResponse,
     ConversationTurn,
+    EmbeddingResponse,
     EventType,
+    QueryRequest,
     QueryStatus,
     RankedResults,
-    ResponseStatus,
+    ResponseState,
+    RetrievalResponse,
     RetrievedChunk,
+    RetrievedContext,
+    SearchOptions,
+    SearchResults,
     TurnRole,
     UserQuery,
 )
@@ -64,7 +71,7 @@ from core.protocols import (
 from core.retrieval.answerability import Answerability, judge
 from core.retrieval.lexicon import Lexicon
 from core.retrieval.query import understand
-from core.retrieval.retriever import CosineFn, HybridRetriever
+from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -82,11 +89,42 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Scope:
+    """Where and how deep one question searches: the settings unless the asker chose otherwise."""
+
+    top_k: int
+    threshold: float
+    collection: str
+
+
+@dataclass(frozen=True, slots=True)
 class Found:
     """What the search step found for a question, and whether the docs answer it."""
 
     results: RankedResults
     verdict: Answerability
+    #: The chunks handed on (state RETURNED), with how they were found.
+    context: RetrievedContext
+    #: Before reranking: candidates, threshold, collection, and bad stored chunks dropped.
+    response: RetrievalResponse
+    embedding: EmbeddingResponse
+
+
+#: Writes one activity-log entry for a step: ``RagPipeline._log``, or nothing (``search``).
+StepLog = Callable[..., Awaitable[Any]]
+
+
+async def _unlogged(event: EventType, query: UserQuery | None, **fields: Any) -> None:
+    """The StepLog of ``RagPipeline.search``: an admin's look-up is not a question."""
+
+
+def _filtered_summary(response: RetrievalResponse) -> str:
+    stats = response.retrieval_stats
+    text = (f"{len(response.retrieved_chunks)} of {stats.total_candidates} candidates kept: "
+            f"{response.total_matches} reached relevance {stats.search_threshold:g}")
+    if response.dropped_chunks:
+        text += f"; {len(response.dropped_chunks)} bad stored chunk(s) dropped"
+    return text
 
 
 class RagPipeline:
@@ -144,6 +182,7 @@ class RagPipeline:
 
     # ------------------------------------------------------------------ helpers
     async def _log(self, event: EventType, query: UserQuery | None, **fields: Any) -> AgentLogEntry:
+        """Append one AgentLogEntry for ``query`` (or for no stored query: ``thread_id``, ``query_text``)."""
         entry = AgentLogEntry(
             event_type=event,
             thread_id=query.thread_id if query else fields.pop("thread_id", None),
@@ -173,6 +212,27 @@ class RagPipeline:
             raise QueryValidationError(f"{field}: {message}") from exc
 
     # ------------------------------------------------------------------ retrieval
+    def scope(self, *, top_k: int | None = None, threshold: float | None = None,
+              collection: str | None = None) -> Scope:
+        """Where and how deep to search: the given values, else the settings'."""
+        return Scope(top_k=top_k or self.settings.top_k,
+                     threshold=self.settings.relevance_threshold if threshold is None else threshold,
+                     collection=collection or self.retriever.collection)
+
+    def checked_scope(self, *, top_k: int | None = None, threshold: float | None = None,
+                      collection: str | None = None) -> Scope:
+        """``scope`` for values from outside: QueryValidationError names a value out of range."""
+        try:
+            options = SearchOptions(top_k=top_k, threshold=threshold, collection_name=collection)
+        except ValidationError as exc:
+            raise QueryValidationError(validation_message(exc, SearchOptions)) from None
+        return self.scope(top_k=options.top_k, threshold=options.threshold,
+                          collection=options.collection_name)
+
+    def _lexicon_for(self, collection: str) -> Lexicon:
+        # The vocabulary kept is the configured collection's; another collection gets none.
+        return self.lexicon() if collection == self.retriever.collection else Lexicon()
+
     async def retrieve(
         self,
         text: str,
@@ -180,75 +240,117 @@ class RagPipeline:
         query: UserQuery,
         top_k: int | None = None,
         filters: dict[str, Any] | None = None,
-    ) -> RankedResults:
-        """Embed ``text``, search both retrievers, fuse, score and keep what passes the threshold.
+        collection: str | None = None,
+    ) -> RetrievedContext:
+        """The model's search tool: the chunks (RETURNED) that pass the threshold, logged as steps.
 
         Raises:
             StoreError, ProviderError: the store or the embedding service failed.
         """
-        return (await self._search(text, query=query, top_k=top_k, filters=filters)).results
+        scope = self.scope(top_k=top_k, collection=collection)
+        found = await self._search(text, query=query, scope=scope, filters=filters,
+                                   lexicon=self._lexicon_for(scope.collection), trigger="search tool call")
+        return found.context
+
+    async def search(self, request: QueryRequest) -> SearchResults:
+        """Retrieval only, as ``ragbot search`` and ``ragbot validate`` run it; nothing is logged.
+
+        The text is searched as a question would be (chat noise dropped, spelling fixed), so
+        an admin sees what an answer to the same words would have been written from.
+
+        Raises:
+            StoreError, ProviderError: the store or the embedding service failed.
+        """
+        started = time.perf_counter()
+        scope = self.scope(top_k=request.top_k, threshold=request.threshold,
+                           collection=request.collection_name)
+        lexicon = self._lexicon_for(scope.collection)
+        text = understand(request.query_text, lexicon).text or request.query_text
+        found = await self._search(text, query=None, scope=scope, filters=request.filters, lexicon=lexicon,
+                                   step=_unlogged)
+        return SearchResults(
+            results=found.context.chunks, query_time=time.perf_counter() - started,
+            total_results=found.response.total_matches, request=request, searched_text=text,
+            ranking_algorithm=found.results.ranking_algorithm,
+            retrieval_stats=found.response.retrieval_stats, dropped_chunks=found.response.dropped_chunks,
+            embedding=found.embedding,
+        )
 
     async def _search(
-        self, text: str, *, query: UserQuery, top_k: int | None = None,
-        filters: dict[str, Any] | None = None, lexicon: Lexicon | None = None,
+        self, text: str, *, query: UserQuery | None, scope: Scope, filters: dict[str, Any] | None = None,
+        lexicon: Lexicon | None = None, trigger: str = "question", step: StepLog | None = None,
     ) -> Found:
-        top_k = top_k or self.settings.top_k
-        threshold = self.settings.relevance_threshold
+        """Embed, search, filter, rank and prepare the context, one log entry per step."""
+        step = step or self._log
+        await step(EventType.RETRIEVAL_TRIGGERED, query, response_summary=(
+            f"{trigger}: search {scope.collection!r} (top_k {scope.top_k}, threshold {scope.threshold:g})"))
         emb = await self.retriever.embed(text)
-        await self._log(EventType.EMBEDDING_GENERATED, query, execution_time=emb.execution_time,
-                        response_summary=(f"{emb.model_used}, {emb.dimension} dimensions; "
-                                          f"searched {_short(text)!r}"))
+        await step(EventType.EMBEDDING_GENERATED, query, execution_time=emb.execution_time,
+                   response_summary=(f"{emb.model_used}, {emb.dimension} dimensions; "
+                                     f"searched {_short(text)!r}"))
+        request = self.retriever.build_request(text, emb, top_k=scope.top_k, threshold=scope.threshold,
+                                               filters=filters, collection=scope.collection)
         start = time.perf_counter()
-        hits = await self.retriever.search(text, emb, top_k=top_k, threshold=threshold, filters=filters)
-        await self._log(
-            EventType.RETRIEVAL_PERFORMED, query, execution_time=time.perf_counter() - start,
-            response_summary=(f"{hits.total_candidates} candidates from {self.retriever.collection!r} "
-                              f"(threshold {threshold:g})"),
-        )
-        start = time.perf_counter()
+        hits = await self.retriever.search(request)
+        await step(EventType.RETRIEVAL_PERFORMED, query, execution_time=time.perf_counter() - start,
+                   response_summary=(f"{hits.total_candidates} candidates from {scope.collection!r} "
+                                     f"(threshold {scope.threshold:g})"))
         idf = lexicon.term_idf(self.terms) if lexicon is not None and not lexicon.empty else None
-        ranked_hits = self.retriever.rank(text, hits, top_k=top_k, threshold=threshold, idf=idf)
-        chunks = [self._chunk(f.payload, rel) for f, rel in ranked_hits.picked]
-        chunks, algorithm = await self._rerank(text, chunks, ranked_hits.algorithm, query, top_k)
+        ranked_hits = self.retriever.rank(text, hits, top_k=scope.top_k, threshold=scope.threshold, idf=idf)
+        start = time.perf_counter()
+        response = self.retriever.respond(request, hits, ranked_hits)
+        filtering = time.perf_counter() - start
+        for bad in response.dropped_chunks:
+            # Stored before ingest checked chunks (or edited by hand): the answer goes on without it.
+            log.error("dropped a bad stored chunk %s", bad)
+            await step(EventType.ERROR, query, error_details=f"dropped a bad stored chunk {bad}")
+        await step(EventType.RESULTS_FILTERED, query, execution_time=filtering,
+                   response_summary=_filtered_summary(response))
+        return await self._prepare(text, query=query, scope=scope, emb=emb, ranked_hits=ranked_hits,
+                                   response=response, lexicon=lexicon, step=step)
+
+    async def _prepare(
+        self, text: str, *, query: UserQuery | None, scope: Scope, emb: EmbeddingResponse,
+        ranked_hits: Ranked, response: RetrievalResponse, lexicon: Lexicon | None, step: StepLog,
+    ) -> Found:
+        """Rerank, judge answerability, and hand the chunks on as the RetrievedContext.
+
+        The ranking step's time is the fusion and scoring (``ranked_hits.seconds``) plus the rerank.
+        """
+        start = time.perf_counter() - ranked_hits.seconds
+        chunks, algorithm = await self._rerank(text, response.retrieved_chunks, ranked_hits.algorithm, query,
+                                               scope.top_k, step)
         verdict = judge(relevances=ranked_hits.top_relevances, cosine=ranked_hits.best_cosine,
                         pages=ranked_hits.top_pages)
         ranked = RankedResults(ranked_chunks=chunks, ranking_algorithm=algorithm,
                                execution_time=time.perf_counter() - start)
         summary = (f"{len(chunks)} chunk(s) kept by {algorithm}; best {chunks[0].score:.2f}" if chunks
-                   else f"0 chunks passed {threshold:g}")
+                   else f"0 chunks passed {scope.threshold:g}")
         # The chunks with their scores: `ragbot logs show` lists them in the question's timeline.
         kept = "".join(f"; {c.score:.2f} {c.url}" for c in chunks)
-        await self._log(EventType.RESULTS_RANKED, query, execution_time=ranked.execution_time,
-                        response_summary=f"{summary}; {verdict.summary()}{kept}")
-        return Found(results=ranked, verdict=verdict)
+        await step(EventType.RESULTS_RANKED, query, execution_time=ranked.execution_time,
+                   response_summary=f"{summary}; {verdict.summary()}{kept}")
+        start = time.perf_counter()
+        context = RetrievedContext.prepare(
+            chunks, query_embedding=emb.embedding_vector, collection_name=scope.collection,
+            ranking_algorithm=algorithm, search_threshold=scope.threshold,
+            total_candidates=response.retrieval_stats.total_candidates)
+        await step(EventType.CONTEXT_PREPARED, query, execution_time=time.perf_counter() - start,
+                   response_summary=(f"{len(context.chunks)} chunk(s) returned from "
+                                     f"{len(context.metadata['source_documents'])} page(s)"))
+        return Found(results=ranked, verdict=verdict, context=context, response=response, embedding=emb)
 
-    async def _rerank(self, text: str, chunks: list[RetrievedChunk], algorithm: str, query: UserQuery,
-                      top_k: int) -> tuple[list[RetrievedChunk], str]:
+    async def _rerank(self, text: str, chunks: list[RetrievedChunk], algorithm: str, query: UserQuery | None,
+                      top_k: int, step: StepLog) -> tuple[list[RetrievedChunk], str]:
         if self.reranker is None or not chunks:
             return chunks, algorithm
         try:
-            return await self.reranker.rerank(text, chunks, top_k=top_k), f"{algorithm}+{self.reranker.name}"
+            reranked = await self.reranker.rerank(text, chunks, top_k=top_k)
         except ProviderError as exc:
             # The fused order is a good answer on its own; a rerank outage must not fail it.
-            await self._log(EventType.ERROR, query,
-                            error_details=f"rerank failed, kept the fused order: {exc}")
+            await step(EventType.ERROR, query, error_details=f"rerank failed, kept the fused order: {exc}")
             return chunks, algorithm
-
-    @staticmethod
-    def _chunk(payload: dict[str, Any], score: float) -> RetrievedChunk:
-        return RetrievedChunk(
-            chunk_id=str(payload["chunk_id"]),
-            content=payload["content"],
-            score=score,
-            url=payload["url"],
-            title=payload.get("title") or payload["source_document"],
-            section=payload.get("section", ""),
-            headings=payload.get("headings", []),
-            chunk_index=payload.get("chunk_index", 0),
-            source_document=payload["source_document"],
-            page_number=payload.get("page_number"),
-            tags=payload.get("tags", []),
-        )
+        return by_score(reranked), f"{algorithm}+{self.reranker.name}"
 
     # ------------------------------------------------------------------ answering
     async def answer(
@@ -258,8 +360,14 @@ class RagPipeline:
         thread_id: str | None = None,
         user_id: str | None = None,
         user_context: str | None = None,
+        top_k: int | None = None,
+        threshold: float | None = None,
+        collection: str | None = None,
     ) -> AgentResponse:
         """Answer one question; see the module docstring for statuses.
+
+        ``top_k``, ``threshold`` and ``collection`` override the settings for this question
+        (``ragbot ask --batch`` lines may set them).
 
         Raises:
             QueryValidationError: the question breaks a rule (an error entry is logged).
@@ -268,6 +376,7 @@ class RagPipeline:
         try:
             query = self.validate(question, thread_id=thread_id, user_id=user_id,
                                   user_context=user_context)
+            scope = self.checked_scope(top_k=top_k, threshold=threshold, collection=collection)
         except QueryValidationError as exc:
             await self._log(EventType.ERROR, None, thread_id=thread_id,
                             query_text=_short(question, 1000) or None,
@@ -276,11 +385,13 @@ class RagPipeline:
         await self.queries.create_query(query)
         await self._log(EventType.QUERY_RECEIVED, query)
         await self.queries.set_query_status(query.query_id, QueryStatus.PROCESSING)
+        await self.queries.set_response_state(query.query_id, ResponseState.PROCESSING)
         try:
             with question_deadline(self.settings.answer_deadline):
-                response = await self._answer(query, started)
+                response = await self._answer(query, started, scope)
         except Exception as exc:
             await self._log(EventType.ERROR, query, error_details=f"{type(exc).__name__}: {exc}")
+            await self.queries.set_response_state(query.query_id, ResponseState.ERROR, error=str(exc))
             await self.queries.set_query_status(query.query_id, QueryStatus.FAILED, error=str(exc))
             raise
         await self._record(query, response)
@@ -298,14 +409,14 @@ class RagPipeline:
                 query_id=query.query_id, response_id=response.response_id))
         await self._log(EventType.RESPONSE_GENERATED, query, execution_time=response.execution_time,
                         response_summary=f"{response.status.value}: {_short(response.response_text)}")
-        final = (QueryStatus.FAILED if response.status is ResponseStatus.RETRIEVAL_FAILED
-                 else QueryStatus.COMPLETED)
+        await self.queries.set_response_state(query.query_id, response.state)
+        final = QueryStatus.FAILED if response.state is ResponseState.ERROR else QueryStatus.COMPLETED
         await self.queries.set_query_status(query.query_id, final)
 
-    async def _answer(self, query: UserQuery, started: float) -> AgentResponse:
+    async def _answer(self, query: UserQuery, started: float, scope: Scope) -> AgentResponse:
         history = (await self.conversations.recent_turns(query.thread_id, limit=self.settings.history_turns)
                    if query.thread_id and self.settings.history_turns else [])
-        lexicon = self.lexicon()
+        lexicon = self._lexicon_for(scope.collection)
         own = understand(query.query_text, lexicon)
         if own.small_talk:
             return plain_reply(query, started, SMALL_TALK_TEXT)
@@ -314,25 +425,24 @@ class RagPipeline:
             return plain_reply(query, started, NOT_FOUND_TEXT)
         search_text = understand(search_query_for(query.query_text, history), lexicon).text or own.text
         try:
-            searching = self._search(search_text, query=query, lexicon=lexicon)
+            searching = self._search(search_text, query=query, scope=scope, lexicon=lexicon)
             found = await before_deadline(searching, "the search")
         except (StoreError, ProviderError) as exc:
             entry = await self._log(EventType.ERROR, query,
                                     error_details=f"retrieval failed: {type(exc).__name__}: {exc}")
             return retrieval_failed(query, started, exc, entry.entry_id)
         algorithm = found.results.ranking_algorithm
-        if not found.results.ranked_chunks or found.verdict.probability < self._min_probability():
+        if not found.context.chunks or found.verdict.probability < self._min_probability():
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
-        request = GenerationRequest(query=query, chunks=list(found.results.ranked_chunks), history=history,
+        request = GenerationRequest(query=query, chunks=list(found.context.chunks), history=history,
                                     search_text=own.text)
-        generation = await self.generator.generate(request, search=self._tool_search(query))
+        generation = await self.generator.generate(request, search=self._tool_search(query, scope.collection))
         if generation.fallback_reason:
             await self._log(EventType.ERROR, query, error_details=generation.fallback_reason)
         if says_not_in_docs(generation.text):
             # The model read the sources and found no answer: that is "not found", not an answer.
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
-        return answered(query, started, generation, ranking_algorithm=algorithm,
-                        max_sources=self.settings.top_k)
+        return answered(query, started, generation, ranking_algorithm=algorithm, max_sources=scope.top_k)
 
     def _min_probability(self) -> float:
         # A model told to say when the sources do not answer needs only clearly off-topic
@@ -340,15 +450,16 @@ class RagPipeline:
         return (self.settings.answerable_probability_llm if self.uses_llm
                 else self.settings.answerable_probability)
 
-    def _tool_search(self, query: UserQuery) -> SearchFn:
+    def _tool_search(self, query: UserQuery, collection: str) -> SearchFn:
         async def tool_search(text: str, top_k: int, filters: dict[str, Any] | None) -> list[RetrievedChunk]:
             try:
-                result = await self.retrieve(text, query=query, top_k=top_k, filters=filters)
+                result = await self.retrieve(text, query=query, top_k=top_k, filters=filters,
+                                             collection=collection)
             except (StoreError, ProviderError) as exc:
                 # The answer can still be written from the chunks already found: the model is
                 # told the search found nothing rather than the whole answer failing.
                 await self._log(EventType.ERROR, query, error_details=f"tool search failed: {exc}")
                 return []
-            return result.ranked_chunks
+            return result.chunks
 
         return tool_search

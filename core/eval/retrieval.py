@@ -194,7 +194,7 @@ async def run_ours(
     for qid, text in dataset.queries.items():
         start = time.perf_counter()
         emb = await retriever.embed(text)
-        hits = await retriever.search(text, emb, top_k=top_k)
+        hits = await retriever.search(retriever.build_request(text, emb, top_k=top_k))
         ranked = retriever.rank(text, hits, top_k=top_k, threshold=0.0)
         latencies.append((time.perf_counter() - start) * 1000)
         runs[qid] = [str(f.payload["source_document"]) for f, _ in ranked.picked]

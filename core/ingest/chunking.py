@@ -280,6 +280,10 @@ def _pack(units: list[_Unit], *, target_chars: int, max_chars: int, overlap_char
                 lead = current[-1:] if len(current) > 1 and _is_lead_in(current[-1]) else []
                 groups.append(current[: len(current) - len(lead)])
                 current = lead
+            if current and len(_render([*current, unit])) > MAX_TEXT_LENGTH:
+                # Beside a block already at the store's text limit, the lead-in stands alone.
+                groups.append(current)
+                current = []
             groups.append([*current, unit])
             current, size = [], 0
             continue

@@ -31,6 +31,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from core.errors import IngestSourceError, ProviderResponseError
+from core.ingest.checks import check_chunks
 from core.ingest.chunking import DEFAULT_TITLE_REPEAT, chunk_document, embedding_text
 from core.ingest.loaders import is_supported, load_file
 from core.models import DocumentChunk, EmbeddingResponse, IngestSummary
@@ -264,7 +265,14 @@ class DocumentSync:
             self.summary.chunks_skipped += len(state.chunk_ids)
 
     async def document(self, source_document: str, chunks: Sequence[DocumentChunk]) -> None:
-        """Queue one document's current chunks; unchanged documents cost nothing."""
+        """Queue one document's current chunks; unchanged documents cost nothing.
+
+        Chunks breaking a chunk rule are repaired or skipped first (``core.ingest.checks``).
+        """
+        checked = check_chunks(chunks)
+        self.summary.chunks_invalid.extend(checked.invalid)
+        self.summary.chunks_repaired += checked.repaired
+        chunks = checked.chunks
         lexicon = self.lexicon
         if lexicon is not None and chunks and not lexicon.has(source_document, chunks[0].content_hash):
             lexicon.put(source_document, chunks[0].content_hash,

@@ -1,11 +1,14 @@
 """Hybrid retrieval as one reusable object: embed -> search both retrievers -> fuse -> score.
 
-``RagPipeline.retrieve`` calls the three steps one by one so it can log each
-(embedding_generated, retrieval_performed, results_ranked); the evaluation
+``RagPipeline`` calls the steps one by one so it can log each (embedding_generated,
+retrieval_performed, results_filtered, results_ranked); the evaluation
 (``core/eval/retrieval.py``) calls the same steps with ``top_k`` up to 100. The
-store is asked through ``VectorStore.search`` with ``candidates`` per
-retriever, so ``RetrievalRequest.top_k`` (capped at 20 for API callers) never
-limits how deep the ranking goes.
+``RetrievalRequest`` is the store's whole input: its ``candidates`` (``depth``) say
+how many hits each retriever returns, so ``top_k`` (capped at 20 for API callers)
+never limits how deep the ranking goes. ``respond`` turns the ranking into the
+``RetrievalResponse``: every kept hit becomes a RetrievedChunk (RETRIEVED), is
+checked against the chunk rules (a bad stored chunk is dropped and reported, never
+fatal) and becomes VALIDATED; chunks are ordered by the score users see.
 """
 
 from __future__ import annotations
@@ -15,7 +18,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.models import EmbeddingRequest, EmbeddingResponse, RetrievalRequest
+from pydantic import ValidationError
+
+from core.models import (
+    ChunkState,
+    EmbeddingRequest,
+    EmbeddingResponse,
+    RetrievalRequest,
+    RetrievalResponse,
+    RetrievalStats,
+    RetrievedChunk,
+)
 from core.protocols import Embedder, HybridHits, VectorStore
 from core.retrieval.ranking import (
     Fused,
@@ -60,6 +73,43 @@ class Ranked:
 def chunk_text(payload: Mapping[str, Any]) -> str:
     """The text whose terms a chunk covers: its title, section and content."""
     return f"{payload.get('title', '')} {payload.get('section', '')} {payload.get('content', '')}"
+
+
+def chunk_from_payload(payload: Mapping[str, Any], score: float) -> RetrievedChunk:
+    """A stored payload as a RetrievedChunk (state RETRIEVED) with ``score`` as its relevance.
+
+    Raises:
+        ValidationError, KeyError, TypeError: the payload breaks a chunk rule or lacks a field.
+    """
+    return RetrievedChunk(
+        chunk_id=str(payload["chunk_id"]),
+        content=payload["content"],
+        score=score,
+        url=payload["url"],
+        title=payload.get("title") or payload["source_document"],
+        section=payload.get("section", ""),
+        headings=payload.get("headings", []),
+        chunk_index=payload.get("chunk_index", 0),
+        source_document=payload["source_document"],
+        page_number=payload.get("page_number"),
+        tags=payload.get("tags", []),
+    )
+
+
+def bad_chunk_reason(exc: Exception) -> str:
+    """One line naming what a stored chunk breaks."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "chunk"
+        return f"{field}: {str(first['msg']).removeprefix('Value error, ')}"
+    if isinstance(exc, KeyError):
+        return f"the stored payload has no {exc.args[0]!r}"
+    return str(exc)
+
+
+def by_score(chunks: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
+    """Chunks ordered by the score users see, best first; ties keep their fused order."""
+    return sorted(chunks, key=lambda c: -c.score)
 
 
 class HybridRetriever:
@@ -113,14 +163,15 @@ class HybridRetriever:
         )
 
     async def embed(self, text: str) -> EmbeddingResponse:
-        """Embed the question.
+        """Embed the question; the response's ``query_text`` names the text embedded, whatever the embedder.
 
         Raises:
             ProviderError: a remote embedder failed.
         """
-        return await self.embedder.embed_query(EmbeddingRequest(query_text=text))
+        embedding = await self.embedder.embed_query(EmbeddingRequest(query_text=text))
+        return embedding if embedding.query_text else embedding.model_copy(update={"query_text": text})
 
-    async def search(
+    def build_request(
         self,
         text: str,
         embedding: EmbeddingResponse,
@@ -128,13 +179,14 @@ class HybridRetriever:
         top_k: int,
         threshold: float | None = None,
         filters: dict[str, Any] | None = None,
-    ) -> HybridHits:
-        """Ask both retrievers for ``max(candidates, top_k)`` hits each.
+        collection: str | None = None,
+    ) -> RetrievalRequest:
+        """The store's input: both embeddings, ``max(candidates, top_k)`` hits per retriever.
 
         Raises:
-            StoreError: the store failed or the collection is missing.
+            ValidationError: a bad threshold, filter or collection name.
         """
-        request = RetrievalRequest(
+        return RetrievalRequest(
             query_embedding=embedding.embedding_vector,
             sparse_embedding=embedding.sparse_vector,
             query_text=text,
@@ -142,9 +194,43 @@ class HybridRetriever:
             top_k=min(top_k, _REQUEST_TOP_K_CAP),
             threshold=threshold,
             filters=filters,
-            collection_name=self.collection,
+            collection_name=collection or self.collection,
+            candidates=max(self.candidates, top_k),
         )
-        return await self.store.search(self.collection, request, candidates=max(self.candidates, top_k))
+
+    async def search(self, request: RetrievalRequest) -> HybridHits:
+        """Ask the store for ``request.depth`` hits from each retriever.
+
+        Raises:
+            StoreError: the store failed or the collection is missing.
+        """
+        return await self.store.search(request)
+
+    def respond(self, request: RetrievalRequest, hits: HybridHits, ranked: Ranked) -> RetrievalResponse:
+        """The ranking as a RetrievalResponse: VALIDATED chunks, best score first.
+
+        A kept hit whose stored payload breaks a chunk rule (an invalid URL, text over the
+        limit) is dropped and named in ``dropped_chunks``: one bad chunk must not fail a question.
+        """
+        start = time.perf_counter()
+        chunks: list[RetrievedChunk] = []
+        dropped: list[str] = []
+        for fused, rel in ranked.picked:
+            try:
+                chunk = chunk_from_payload(fused.payload, rel)
+            except (ValidationError, KeyError, TypeError) as exc:
+                dropped.append(f"{fused.chunk_id}: {bad_chunk_reason(exc)}")
+                continue
+            chunks.append(chunk.advance(ChunkState.VALIDATED))
+        threshold = request.threshold if request.threshold is not None else 0.0
+        return RetrievalResponse(
+            retrieved_chunks=by_score(chunks),
+            execution_time=ranked.seconds + time.perf_counter() - start,
+            retrieval_stats=RetrievalStats(total_candidates=hits.total_candidates, search_threshold=threshold,
+                                           collection_name=request.collection_name),
+            dropped_chunks=dropped,
+            total_matches=max(sum(r >= threshold for r in ranked.relevances.values()), len(chunks)),
+        )
 
     def rank(self, text: str, hits: HybridHits, *, top_k: int, threshold: float,
              idf: Callable[[int], float] | None = None) -> Ranked:

@@ -30,6 +30,7 @@ from core.errors import (
 from core.models import DocumentChunk, EmbeddingResponse, RetrievalRequest
 from core.protocols import CollectionInfo, DocumentState, Hit, HybridHits
 from core.stores.ids import collection_name, point_id
+from core.stores.points import DOCUMENT_FIELDS, DocumentGroups, vector_embeddings
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -159,6 +160,8 @@ class EdgeVectorStore:
         self, name: str, chunks: Sequence[DocumentChunk], embeddings: Sequence[EmbeddingResponse]
     ) -> None:
         shard = self._shard(name)
+        model_id, dimension = self._info[name]
+        vector_embeddings(name, model_id=model_id, dimension=dimension, chunks=chunks, embeddings=embeddings)
         points = []
         for chunk, emb in zip(chunks, embeddings, strict=True):
             vectors: dict[str, Any] = {DENSE: emb.embedding_vector}
@@ -181,27 +184,23 @@ class EdgeVectorStore:
 
     async def documents(self, name: str) -> dict[str, DocumentState]:
         shard = self._shard(name)
-        grouped: dict[str, tuple[str, set[str]]] = {}
+        grouped = DocumentGroups()
         offset: Any = None
         while True:
             records, offset = await asyncio.to_thread(
                 shard.scroll,
-                qe.ScrollRequest(
-                    offset=offset, limit=_SCROLL_PAGE,
-                    with_payload=["source_document", "content_hash", "chunk_id"], with_vector=False,
-                )
+                qe.ScrollRequest(offset=offset, limit=_SCROLL_PAGE, with_payload=list(DOCUMENT_FIELDS),
+                                 with_vector=False)
             )
             for rec in records:
-                payload = rec.payload or {}
-                doc = grouped.setdefault(
-                    payload.get("source_document", ""), (payload.get("content_hash", ""), set())
-                )
-                doc[1].add(str(payload.get("chunk_id", rec.id)))
+                grouped.add(rec.payload or {}, rec.id)
             if offset is None:
                 break
-        return {k: DocumentState(h, frozenset(ids)) for k, (h, ids) in grouped.items()}
+        return grouped.states()
 
-    async def search(self, name: str, request: RetrievalRequest, *, candidates: int) -> HybridHits:
+    async def search(self, request: RetrievalRequest) -> HybridHits:
+        name = request.collection_name
+        candidates = request.depth
         shard = self._shard(name)
         model_id, dimension = self._info[name]
         if (request.embedding_model and request.embedding_model != model_id) or len(

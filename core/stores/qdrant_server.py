@@ -48,6 +48,7 @@ from core.models import DocumentChunk, EmbeddingResponse, RetrievalRequest
 from core.protocols import CollectionInfo, DocumentState, Hit, HybridHits
 from core.settings import Settings
 from core.stores.ids import collection_name, point_id
+from core.stores.points import DOCUMENT_FIELDS, DocumentGroups, vector_embeddings
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -344,23 +345,15 @@ class QdrantServerStore:
         """Insert or replace chunks with their vectors, in batches of ``UPSERT_BATCH``.
 
         Raises:
-            ValueError: chunks and embeddings differ in length.
+            ValueError: chunks and embeddings differ in length, or a chunk breaks a VectorEmbedding rule.
             EmbeddingModelMismatchError: a dense vector has the wrong dimension.
             CollectionNotFoundError: the collection does not exist.
         """
-        if len(chunks) != len(embeddings):
-            raise ValueError(f"{len(chunks)} chunks but {len(embeddings)} embeddings")
         model_id, dimension = await self._identity(name)
+        vector_embeddings(name, model_id=model_id, dimension=dimension, chunks=chunks, embeddings=embeddings)
         points: list[models.PointStruct] = []
         for chunk, emb in zip(chunks, embeddings, strict=True):
-            vector: dict[str, Any] = {}
-            if emb.embedding_vector:
-                if len(emb.embedding_vector) != dimension:
-                    raise EmbeddingModelMismatchError(
-                        collection=name, stored_model=model_id, stored_dim=dimension,
-                        model=emb.model_used, dim=len(emb.embedding_vector),
-                    )
-                vector[DENSE] = emb.embedding_vector
+            vector: dict[str, Any] = {DENSE: emb.embedding_vector}
             if emb.sparse_vector is not None and emb.sparse_vector.indices:
                 vector[SPARSE] = models.SparseVector(
                     indices=emb.sparse_vector.indices, values=emb.sparse_vector.values
@@ -390,32 +383,27 @@ class QdrantServerStore:
             CollectionNotFoundError: the collection does not exist.
         """
         await self._identity(name)
-        grouped: dict[str, tuple[str, set[str]]] = {}
+        grouped = DocumentGroups()
         offset: models.ExtendedPointId | None = None
         while True:
             records, offset = await self._call(name, "scroll", self._client.scroll(
                 name, limit=SCROLL_PAGE, offset=offset, with_vectors=False,
-                with_payload=models.PayloadSelectorInclude(
-                    include=["source_document", "content_hash", "chunk_id"]
-                ),
+                with_payload=models.PayloadSelectorInclude(include=list(DOCUMENT_FIELDS)),
             ))
             for record in records:
-                payload = record.payload or {}
-                doc = grouped.setdefault(
-                    str(payload["source_document"]), (str(payload["content_hash"]), set())
-                )
-                doc[1].add(str(payload.get("chunk_id", record.id)))
+                grouped.add(record.payload or {}, record.id)
             if offset is None:
                 break
-        return {k: DocumentState(h, frozenset(ids)) for k, (h, ids) in grouped.items()}
+        return grouped.states()
 
-    async def search(self, name: str, request: RetrievalRequest, *, candidates: int) -> HybridHits:
-        """Return up to ``candidates`` dense and sparse hits in one batch request, honouring filters.
+    async def search(self, request: RetrievalRequest) -> HybridHits:
+        """Return up to ``request.depth`` dense and sparse hits in one batch request, honouring filters.
 
         Raises:
             EmbeddingModelMismatchError: the request's model or dimension differs.
             CollectionNotFoundError: the collection does not exist.
         """
+        name, candidates = request.collection_name, request.depth
         model_id, dimension = await self._identity(name)
         if (request.embedding_model and request.embedding_model != model_id) or (
             len(request.query_embedding) != dimension

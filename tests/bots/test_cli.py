@@ -89,8 +89,9 @@ def test_batch_and_logs_export(kb: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     first = [r["event_type"] for r in rows if r["query_id"] == lines[0]["query_id"]]
-    assert first == ["query_received", "embedding_generated", "retrieval_performed", "results_ranked",
-                     "response_generated", "response_sent"]
+    assert first == ["query_received", "retrieval_triggered", "embedding_generated", "retrieval_performed",
+                     "results_filtered", "results_ranked", "context_prepared", "response_generated",
+                     "response_sent"]
 
     code, out, _ = run(capsys, "logs", "export", "--event-type", "response_sent", "--thread", "b1")
     assert code == 0 and len(out.splitlines()) == 2

@@ -12,6 +12,7 @@ the keyset pages (and their tie-breaks) rather than one page holding everything.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -27,6 +28,7 @@ from core.models import (
     EventType,
     Feedback,
     QueryStatus,
+    ResponseState,
     ResponseStatus,
     RetrievedChunk,
     Source,
@@ -337,9 +339,70 @@ class EventLedgerContract:
             await storage.prune_events(before=NAIVE)
 
 
+class StatusHistoryContract:
+    """QueryStore.status_history and set_response_state: when each state was entered (issue 12)."""
+
+    async def test_every_state_is_recorded_oldest_first(self, storage: Storage) -> None:
+        query = UserQuery(query_text="how do I install?")
+        await storage.create_query(query)
+        await storage.set_query_status(query.query_id, QueryStatus.PROCESSING)
+        await storage.set_response_state(query.query_id, ResponseState.PROCESSING)
+        await storage.set_response_state(query.query_id, ResponseState.COMPLETED)
+        await storage.set_query_status(query.query_id, QueryStatus.COMPLETED)
+        history = await storage.status_history(query.query_id)
+        assert [(c.machine, c.status) for c in history] == [
+            ("query", "PENDING"), ("query", "PROCESSING"), ("response", "PROCESSING"),
+            ("response", "COMPLETED"), ("query", "COMPLETED")]
+        assert history[0].entered_at == query.timestamp
+        assert [c.entered_at for c in history] == sorted(c.entered_at for c in history)
+        assert all(c.entered_at.tzinfo is not None and c.error is None for c in history)
+
+    async def test_errors_are_kept_with_the_state(self, storage: Storage) -> None:
+        query = UserQuery(query_text="q")
+        await storage.create_query(query)
+        await storage.set_query_status(query.query_id, QueryStatus.PROCESSING)
+        await storage.set_response_state(query.query_id, ResponseState.PROCESSING)
+        await storage.set_response_state(query.query_id, ResponseState.ERROR, error="store down")
+        await storage.set_query_status(query.query_id, QueryStatus.FAILED, error="store down")
+        history = await storage.status_history(query.query_id)
+        assert [(c.machine, c.status, c.error) for c in history[-2:]] == [
+            ("response", "ERROR", "store down"), ("query", "FAILED", "store down")]
+
+    async def test_illegal_moves_record_nothing(self, storage: Storage) -> None:
+        query = UserQuery(query_text="q")
+        await storage.create_query(query)
+        with pytest.raises(ValueError, match="cannot start at ERROR"):
+            await storage.set_response_state(query.query_id, ResponseState.ERROR)
+        await storage.set_response_state(query.query_id, ResponseState.PROCESSING)
+        await storage.set_response_state(query.query_id, ResponseState.COMPLETED)
+        with pytest.raises(ValueError, match="response state cannot go from COMPLETED to ERROR"):
+            await storage.set_response_state(query.query_id, ResponseState.ERROR)
+        with pytest.raises(ValueError, match="query status cannot go from PENDING to COMPLETED"):
+            await storage.set_query_status(query.query_id, QueryStatus.COMPLETED)
+        with pytest.raises(ValueError, match="unknown query id 'nope'"):
+            await storage.set_response_state("nope", ResponseState.PROCESSING)
+        assert [c.status for c in await storage.status_history(query.query_id)] == [
+            "PENDING", "PROCESSING", "COMPLETED"]
+        assert await storage.status_history("nope") == []
+
+    async def test_recovery_ends_an_open_response_in_error(self, storage: Storage) -> None:
+        query = UserQuery(query_text="cut off")
+        await storage.create_query(query)
+        await storage.set_query_status(query.query_id, QueryStatus.PROCESSING)
+        await storage.set_response_state(query.query_id, ResponseState.PROCESSING)
+        # Its process is gone (told to a store that checks owners, which the others ignore).
+        checks_owners = "is_alive" in inspect.signature(storage.fail_interrupted).parameters
+        gone: dict[str, Any] = {"is_alive": lambda pid, started: False} if checks_owners else {}
+        assert await storage.fail_interrupted(**gone) == 1
+        history = await storage.status_history(query.query_id)
+        assert [(c.machine, c.status, c.error) for c in history[-2:]] == [
+            ("response", "ERROR", INTERRUPTED_ERROR), ("query", "FAILED", INTERRUPTED_ERROR)]
+
+
 class StorageContract(
     ConversationContract,
     QueryLifecycleContract,
+    StatusHistoryContract,
     CrashRecoveryContract,
     ActivityLogContract,
     FeedbackContract,

@@ -22,7 +22,7 @@ from core.errors import (
     StoreUnavailableError,
 )
 from core.fakes import FakeEmbedder, InMemoryVectorStore
-from core.models import DocumentChunk, EmbeddingRequest, RetrievalRequest
+from core.models import DocumentChunk, EmbeddingRequest, EmbeddingResponse, RetrievalRequest
 from core.protocols import DocumentState, HybridHits, VectorStore
 from core.stores.qdrant_server import QdrantServerStore
 
@@ -119,9 +119,10 @@ async def search(
     emb = await embedder.embed_query(EmbeddingRequest(query_text=text))
     request = RetrievalRequest(
         query_embedding=emb.embedding_vector, sparse_embedding=emb.sparse_vector, query_text=text,
-        embedding_model=embedder.model_id, filters=filters,
+        embedding_model=embedder.model_id, filters=filters, collection_name=name, candidates=candidates,
+        top_k=min(candidates, 20),
     )
-    return await store.search(name, request, candidates=candidates)
+    return await store.search(request)
 
 
 def ids(hits: HybridHits) -> tuple[set[str], set[str]]:
@@ -182,17 +183,19 @@ async def test_collections_are_independent(store: VectorStore, embedder: FakeEmb
 async def test_search_refuses_another_model(store: VectorStore, embedder: FakeEmbedder) -> None:
     await load(store, embedder)
     emb = await embedder.embed_query(EmbeddingRequest(query_text="slack token"))
-    request = RetrievalRequest(query_embedding=emb.embedding_vector, embedding_model="cohere:embed-v4.0")
+    request = RetrievalRequest(query_embedding=emb.embedding_vector, embedding_model="cohere:embed-v4.0",
+                               collection_name=COLLECTION)
     with pytest.raises(EmbeddingModelMismatchError) as err:
-        await store.search(COLLECTION, request, candidates=5)
+        await store.search(request)
     assert err.value.stored_model == MODEL and err.value.model == "cohere:embed-v4.0"
 
 
 async def test_search_refuses_another_dimension(store: VectorStore, embedder: FakeEmbedder) -> None:
     await load(store, embedder)
-    request = RetrievalRequest(query_embedding=[0.1] * (DIM + 1), embedding_model=MODEL)
+    request = RetrievalRequest(query_embedding=[0.1] * (DIM + 1), embedding_model=MODEL,
+                               collection_name=COLLECTION)
     with pytest.raises(EmbeddingModelMismatchError) as err:
-        await store.search(COLLECTION, request, candidates=5)
+        await store.search(request)
     assert (err.value.stored_dim, err.value.dim) == (DIM, DIM + 1)
 
 
@@ -264,8 +267,9 @@ async def test_candidates_bounds_each_list(store: VectorStore, embedder: FakeEmb
 async def test_dense_only_request_gives_no_sparse_hits(store: VectorStore, embedder: FakeEmbedder) -> None:
     await load(store, embedder)
     emb = await embedder.embed_query(EmbeddingRequest(query_text="slack signing secret"))
-    request = RetrievalRequest(query_embedding=emb.embedding_vector, embedding_model=MODEL)
-    hits = await store.search(COLLECTION, request, candidates=5)
+    request = RetrievalRequest(query_embedding=emb.embedding_vector, embedding_model=MODEL,
+                               collection_name=COLLECTION)
+    hits = await store.search(request)
     assert hits.dense[0].chunk_id == CORPUS[1].chunk_id
     assert hits.sparse == []
 
@@ -333,7 +337,8 @@ async def test_upsert_same_id_replaces(store: VectorStore, embedder: FakeEmbedde
     old = await search(store, embedder, "signing secret")
     assert changed.chunk_id not in ids(old)[1], "the old sparse vector must be gone"
     docs = await store.documents(COLLECTION)
-    assert docs["slack.md"] == DocumentState("hash-2", frozenset({changed.chunk_id}))
+    slack = docs["slack.md"]
+    assert (slack.content_hash, slack.chunk_ids) == ("hash-2", frozenset({changed.chunk_id}))
 
 
 async def test_delete_removes_and_ignores_unknown_ids(store: VectorStore, embedder: FakeEmbedder) -> None:
@@ -351,12 +356,17 @@ async def test_documents_groups_chunk_ids_by_source(store: VectorStore, embedder
     await store.ensure_collection(COLLECTION, model_id=MODEL, dimension=DIM)
     assert await store.documents(COLLECTION) == {}
     await load(store, embedder)
-    assert await store.documents(COLLECTION) == {
-        "install.md": DocumentState("hash-install.md", frozenset({CORPUS[0].chunk_id})),
-        "slack.md": DocumentState("hash-slack.md", frozenset({CORPUS[1].chunk_id})),
-        "discord.md": DocumentState("hash-discord.md", frozenset({CORPUS[2].chunk_id})),
-        "ingest.md": DocumentState("hash-ingest.md", frozenset({CORPUS[3].chunk_id, CORPUS[4].chunk_id})),
+    docs = await store.documents(COLLECTION)
+    assert {name: (d.content_hash, d.chunk_ids) for name, d in docs.items()} == {
+        "install.md": ("hash-install.md", frozenset({CORPUS[0].chunk_id})),
+        "slack.md": ("hash-slack.md", frozenset({CORPUS[1].chunk_id})),
+        "discord.md": ("hash-discord.md", frozenset({CORPUS[2].chunk_id})),
+        "ingest.md": ("hash-ingest.md", frozenset({CORPUS[3].chunk_id, CORPUS[4].chunk_id})),
     }
+    # What `ragbot validate` writes its sample queries from: title, URL, sections in chunk order.
+    assert docs["ingest.md"] == DocumentState(
+        "hash-ingest.md", frozenset({CORPUS[3].chunk_id, CORPUS[4].chunk_id}), title="Ingest",
+        url=CORPUS[3].url, sections=("Ingest > Files", "Ingest > Incremental"))
 
 
 async def test_documents_pages_through_many_chunks(store: VectorStore, embedder: FakeEmbedder) -> None:
@@ -390,3 +400,18 @@ async def test_non_uuid_chunk_ids_are_stored_and_reported_as_given(
 async def test_invalid_collection_names_are_refused(store: VectorStore, name: str) -> None:
     with pytest.raises(CollectionNameError, match="collection name"):
         await store.ensure_collection(name, model_id=MODEL, dimension=DIM)
+
+
+async def test_upsert_checks_each_point_as_a_vector_embedding(store: VectorStore,
+                                                              embedder: FakeEmbedder) -> None:
+    """Spec 003's rules before any write: the vector's dimension is the collection's."""
+    await store.ensure_collection(COLLECTION, model_id=MODEL, dimension=DIM)
+    short = EmbeddingResponse(embedding_vector=[0.5] * (DIM - 1), model_used=MODEL)
+    good = (await embedder.embed_documents([CORPUS[1].content]))[0]
+    with pytest.raises(EmbeddingModelMismatchError) as err:
+        await store.upsert(COLLECTION, CORPUS[:2], [good, short])
+    assert (err.value.stored_dim, err.value.dim) == (DIM, DIM - 1)
+    info = await store.collection_info(COLLECTION)
+    assert info is not None and info.points == 0, "nothing of the batch was written"
+    with pytest.raises(ValueError, match="2 chunks but 1 embeddings"):
+        await store.upsert(COLLECTION, CORPUS[:2], [good])

@@ -29,6 +29,7 @@ from core.models import (
     UserQuery,
 )
 from core.protocols import INTERRUPTED_ERROR
+from storage.migrate import load_migrations
 from storage.sqlite import SqliteStore
 from storage.timestamps import from_db
 
@@ -105,7 +106,8 @@ async def test_open_creates_folders_tables_and_settings(store: SqliteStore, db_p
     names = {r[0] for r in _raw(db_path, "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert names >= TABLES
     assert _raw(db_path, "PRAGMA journal_mode") == [("wal",)]
-    assert [r[0] for r in _raw(db_path, "SELECT version FROM schema_migrations")] == [1]
+    assert [r[0] for r in _raw(db_path, "SELECT version FROM schema_migrations")] == [
+        m.version for m in load_migrations()]
     indexes = {r[0] for r in _raw(db_path, "SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"idx_turns_thread_id", "idx_agent_log_timestamp", "idx_agent_log_thread_id",
             "idx_agent_log_event_type"} <= indexes

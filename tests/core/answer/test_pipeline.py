@@ -77,8 +77,8 @@ async def test_answered_with_citations_and_every_step_logged() -> None:
     assert all(0 <= c.score <= 1 for c in response.retrieved_chunks)
     assert response.ranking_algorithm and response.ranking_algorithm.startswith("convex(")
     assert events(storage, response.query_id) == [
-        "query_received", "embedding_generated", "retrieval_performed", "results_ranked",
-        "response_generated",
+        "query_received", "retrieval_triggered", "embedding_generated", "retrieval_performed",
+        "results_filtered", "results_ranked", "context_prepared", "response_generated",
     ]
     assert await storage.get_query_status(response.query_id) is QueryStatus.COMPLETED
     assert [t.role.value for t in await storage.recent_turns("t1", limit=10)] == ["user", "assistant"]

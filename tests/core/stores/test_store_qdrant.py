@@ -233,8 +233,9 @@ async def test_search_sends_one_batch_with_filters(
         query_embedding=[1.0, 0.0, 0.0, 0.0], embedding_model="m",
         sparse_embedding=SparseVector(indices=[7, 9], values=[1.0, 1.0]),
         filters={"tags": ["slack", "discord"], "section": "Slack > Tokens"},
+        collection_name="docs", candidates=25,
     )
-    hits = await server_store.search("docs", request, candidates=25)
+    hits = await server_store.search(request)
     assert [h.chunk_id for h in hits.dense] == [cid] and hits.dense[0].score == pytest.approx(0.9)
     assert [h.chunk_id for h in hits.sparse] == [cid] and hits.sparse[0].payload == payload
     (batch,) = fake_qdrant.bodies("POST", "/collections/docs/points/query/batch")
@@ -318,22 +319,11 @@ async def test_non_uuid_chunk_ids_round_trip() -> None:
     docs = await store.documents("docs")
     assert docs["slack.md"].chunk_ids == frozenset({"slack.md#0", "slack.md#1"})
     emb = await embedder.embed_query(EmbeddingRequest(query_text="signing secrets"))
-    hits = await store.search("docs", RetrievalRequest(query_embedding=emb.embedding_vector), candidates=5)
+    hits = await store.search(RetrievalRequest(query_embedding=emb.embedding_vector, collection_name="docs"))
     assert hits.dense[0].chunk_id == "slack.md#1"
     await store.delete("docs", ["slack.md#1"])
     info = await store.collection_info("docs")
     assert info is not None and info.points == 1
-    await store.close()
-
-
-async def test_upsert_refuses_a_vector_of_another_dimension() -> None:
-    store = QdrantServerStore(url=":memory:")
-    await store.ensure_collection("docs", model_id="m", dimension=8)
-    wrong = await FakeEmbedder(dimension=4, model_id="other").embed_documents(["Slack needs a bot token."])
-    with pytest.raises(EmbeddingModelMismatchError, match="'other'"):
-        await store.upsert("docs", [chunk(str(uuid.uuid4()))], wrong)
-    with pytest.raises(ValueError, match="1 chunks but 0 embeddings"):
-        await store.upsert("docs", [chunk(str(uuid.uuid4()))], [])
     await store.close()
 
 
