@@ -1,7 +1,7 @@
 """Choose the passage that answers a question: one coherent excerpt per source, cited.
 
-The offline answer quotes the best passage of one source (two when a second page
-section scores almost as well and the first excerpt is short), with the lead-in
+The offline answer quotes the best passage of one source (and of a second page when
+it scores almost as well and the first excerpt leaves room), with the lead-in
 that introduces a list, table or command *and* that body, trimmed at block
 boundaries. Quoting whole blocks keeps commands, numbers and names intact, which
 is what people ask docs for; a collage of loose sentences from several pages
@@ -9,15 +9,16 @@ rarely contains the answer.
 
 Scoring is pure and corpus-independent: question terms are weighted by their
 inverse frequency among the candidate blocks (a word in every block says little),
-plus word-pair overlap, the chunk's retrieval relevance and whether the chunk's
-heading path names the asked thing.
+plus word-pair overlap, the chunk's retrieval relevance and rank, whether the chunk's
+heading path names the asked thing, and (when the local model is at hand) the dense
+similarity of question and block, so meaning counts where the words differ.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -25,6 +26,7 @@ from core.answer.blocks import Block, list_items, parse_blocks, render_block
 from core.answer.sentences import looks_like_code, split_prose
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
+from core.retrieval.retriever import CosineFn
 from core.retrieval.terms import content_terms
 
 #: Characters of prose an excerpt grows to before it stops adding blocks.
@@ -47,8 +49,6 @@ W_FRAGMENT = 0.2
 #: Weight of the question-block dense similarity (tuned on gazebo-docs: 0.1 and 0.2 tied, 0.1
 #: also helped robotics-textbook-2).
 W_SEMANTIC = 0.1
-#: Cosine similarities of a question with several texts (the local model's scale).
-CosineFn = Callable[[str, Sequence[str]], list[float]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 
 from core.answer.citations import neutralize_mentions
-from core.answer.excerpt import CosineFn, choose_excerpts
+from core.answer.excerpt import choose_excerpts
 from core.protocols import Generation, GenerationRequest, SearchFn
+from core.retrieval.retriever import CosineFn
 
 NO_CHUNKS_TEXT = (
     "I could not find anything in the documentation that answers this question. "
