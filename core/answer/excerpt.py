@@ -49,6 +49,8 @@ W_FRAGMENT = 0.2
 #: Weight of the question-block dense similarity (tuned on gazebo-docs: 0.1 and 0.2 tied, 0.1
 #: also helped robotics-textbook-2).
 W_SEMANTIC = 0.1
+#: How many of the best blocks by words are re-scored with the dense similarity.
+SEMANTIC_DEPTH = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +106,7 @@ def _weights(question_terms: frozenset[str], units: Sequence[_Unit]) -> dict[str
 
 
 def _score(
-    unit: _Unit, chunk: RetrievedChunk, weights: dict[str, float], q_pairs: frozenset[tuple[str, str]],
-    semantic: float = 0.0,
+    unit: _Unit, chunk: RetrievedChunk, weights: dict[str, float], q_pairs: frozenset[tuple[str, str]]
 ) -> float:
     total = sum(weights.values())
     if not total or not unit.terms:
@@ -121,7 +122,7 @@ def _score(
         # and _grow brings it along with its lead-in.
         overlap *= 0.5 if unit.block.text.count("\n") > 15 else 0.7
     return (W_OVERLAP * overlap + W_PAIRS * pair_share + W_RELEVANCE * chunk.score + W_HEADING * heading
-            + W_POSITION / (1 + unit.position) + W_RANK / (1 + unit.chunk) + W_SEMANTIC * semantic
+            + W_POSITION / (1 + unit.position) + W_RANK / (1 + unit.chunk)
             - (W_FRAGMENT if fragment else 0.0))
 
 
@@ -166,6 +167,24 @@ def _render(selected: Sequence[_Unit], marker: str) -> str:
     return "\n\n".join(parts)
 
 
+def _ranked(
+    question: str, units: Sequence[_Unit], chunks: Sequence[RetrievedChunk], weights: dict[str, float],
+    q_pairs: frozenset[tuple[str, str]], cosines: CosineFn | None,
+) -> list[tuple[float, _Unit]]:
+    """Units best first: by words, then the best few re-scored with their meaning too."""
+    scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs), u) for u in units),
+                    key=lambda su: (-su[0], su[1].chunk, su[1].position))
+    if cosines is None or not scored:
+        return scored
+    # Embedding every block costs more than the rest of the answer; meaning only needs to
+    # reorder the blocks the words already found.
+    head = [u for _, u in scored[:SEMANTIC_DEPTH]]
+    meaning = {id(u): semantic_score(c) for u, c in zip(head, cosines(question, [u.block.text for u in head]),
+                                                        strict=True)}
+    rescored = [(score + W_SEMANTIC * meaning.get(id(u), 0.0), u) for score, u in scored]
+    return sorted(rescored, key=lambda su: (-su[0], su[1].chunk, su[1].position))
+
+
 def choose_excerpts(
     question: str, chunks: Sequence[RetrievedChunk], *, max_chunks: int = 5, max_sources: int = 2,
     cosines: CosineFn | None = None,
@@ -188,11 +207,7 @@ def choose_excerpts(
     q_list = content_terms(question)
     weights = _weights(frozenset(q_list), everything)
     q_pairs = frozenset(itertools.pairwise(q_list))
-    meaning = [semantic_score(c) for c in cosines(question, [u.block.text for u in everything])] \
-        if cosines is not None and everything else [0.0] * len(everything)
-    scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs, m), u)
-                     for u, m in zip(everything, meaning, strict=True)),
-                    key=lambda su: (-su[0], su[1].chunk, su[1].position))
+    scored = _ranked(question, everything, chunks, weights, q_pairs, cosines)
     excerpts: list[Excerpt] = []
     used: set[str] = set()
     top = scored[0][0] if scored else 0.0
