@@ -13,13 +13,13 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from core.errors import InputError, RagbotError
-from core.jsonl import read_jsonl
-from core.models import AgentResponse, EventType, ResponseStatus, validate_collection_name
+from core.jsonl import BadLine, iter_models
+from core.models import AgentResponse, AskRequest, EventType, ResponseStatus, validate_collection_name
 from core.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -250,12 +250,14 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return 2 if summary.files and len(summary.files_failed) == summary.files else 0
 
 
-def _batch_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, item in read_jsonl(path, required="question",
-                                   example='{"question": "...", "thread_id": ...}'):
-        if not isinstance(item["question"], str):
-            raise InputError(f"{path}:{number}: question must be text")
-        yield number, item
+def _batch_lines(path: Path) -> Iterator[tuple[int, AskRequest | BadLine]]:
+    """The batch's lines; a missing file raises InputError here, a bad line is yielded as BadLine.
+
+    A line is an AskRequest: the question (``question``, ``query_text`` or ``text``), ``thread_id``,
+    ``user_context``, and ``limit``/``top_k``, ``min_score``/``threshold``, ``collection``; an
+    unknown key or a bad value makes the line a BadLine naming it.
+    """
+    return iter_models(path, AskRequest, example='{"question": "...", "thread_id": ...}')
 
 
 async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
@@ -268,20 +270,30 @@ async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError("give a question, e.g. ragbot ask \"how do I install it?\", or --batch FILE")
     if args.batch is not None and args.question is not None:
         raise InputError("give either a question or --batch, not both")
-    items = (list(_batch_lines(args.batch)) if args.batch is not None
-             else [(0, {"question": args.question, "thread_id": args.thread,
-                        "user_context": args.user_context})])
+    from bots.terminal import new_thread_id
+    items: Iterable[tuple[int, AskRequest | BadLine]] = (
+        _batch_lines(args.batch) if args.batch is not None
+        # Checked by the pipeline when asked, with the question's own messages.
+        else [(0, AskRequest.model_construct(query_text=args.question, thread_id=args.thread,
+                                             user_context=args.user_context, top_k=None, threshold=None,
+                                             collection_name=None))])
     as_json = args.json or args.batch is not None
     worst = 0
     async with _answerer(settings) as ask:
         for number, item in items:
             try:
-                response = await ask(item["question"], item.get("thread_id"), item.get("user_context"))
-            except RagbotError as exc:
+                if isinstance(item, BadLine):
+                    raise InputError(item.problem)
+                # Spec 002 makes thread_id a string: a question without one starts its own thread.
+                response = await ask(item.query_text, item.thread_id or new_thread_id(), item.user_context,
+                                     top_k=item.top_k, threshold=item.threshold,
+                                     collection=item.collection_name)
+            except Exception as exc:
                 if args.batch is None:
                     raise
-                worst = max(worst, exc.exit_code)
-                print(json.dumps({"line": number, "error": str(exc)}))
+                # One bad line never stops the batch: it is reported where it is, the rest answered.
+                worst = max(worst, exc.exit_code if isinstance(exc, RagbotError) else 1)
+                print(json.dumps({"line": number, "error": _line_error(exc)}), flush=True)
                 continue
             _print_response(response, as_json=as_json, out=sys.stdout)
             if args.verbose:
@@ -289,6 +301,13 @@ async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
             if response.status is ResponseStatus.RETRIEVAL_FAILED:
                 worst = max(worst, 1)
     return worst
+
+
+def _line_error(exc: Exception) -> str:
+    if isinstance(exc, RagbotError):
+        return str(exc)
+    log.error("batch line failed unexpectedly", exc_info=exc)
+    return f"unexpected error: {type(exc).__name__}: {exc}"
 
 
 async def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:

@@ -41,6 +41,7 @@ from core.models import (
     check_transition,
     utc_now,
 )
+from core.processes import OwnerAlive, current_owner, owner_alive
 from core.protocols import (
     INTERRUPTED_ERROR,
     CollectionInfo,
@@ -256,6 +257,8 @@ class StoredQuery:
         self.history.append(StatusChange(machine=machine, status=status, entered_at=at, error=error))
 
 
+    #: The process that created it (pid, start time), as SQLite's migration 0003 records.
+    owner: tuple[int, str | None] = field(default_factory=current_owner)
 def _check_aware(value: datetime | None, name: str) -> None:
     """Refuse a naive datetime as SqliteStore does: its instant would be a guess."""
     if value is not None and value.utcoffset() is None:
@@ -341,8 +344,9 @@ class InMemoryStorage:
             )
         self.responses[response.response_id] = response
 
-    async def fail_interrupted(self) -> int:
-        stuck = sorted((s for s in self.queries.values() if s.status is QueryStatus.PROCESSING),
+    async def fail_interrupted(self, *, is_alive: OwnerAlive = owner_alive) -> int:
+        open_ = (QueryStatus.PENDING, QueryStatus.PROCESSING)
+        stuck = sorted((s for s in self.queries.values() if s.status in open_ and not is_alive(*s.owner)),
                        key=lambda s: s.query.timestamp)
         now = utc_now()
         for stored in stuck:

@@ -26,6 +26,7 @@ from core.models import (
 from core.protocols import INTERRUPTED_ERROR
 from storage.activity import insert_log
 from storage.base import SqliteBase
+from storage.recovery import OwnerAlive, orphaned, owner_alive, record_owner
 from storage.timestamps import from_db, to_db
 
 _SAVE_RESPONSE = (
@@ -62,6 +63,7 @@ class QueryTables(SqliteBase):
             except sqlite3.IntegrityError as exc:
                 raise ValueError(f"query {query.query_id!r} already exists") from exc
             await _enter(conn, query.query_id, "query", QueryStatus.PENDING.value, to_db(query.timestamp))
+            await record_owner(conn, query.query_id)
 
     async def set_query_status(
         self, query_id: str, status: QueryStatus, *, error: str | None = None
@@ -149,20 +151,18 @@ class QueryTables(SqliteBase):
                     "which was never stored: call create_query first"
                 ) from exc
 
-    async def fail_interrupted(self) -> int:
-        """Mark every PROCESSING query FAILED and log an ``error`` entry for each.
+    async def fail_interrupted(self, *, is_alive: OwnerAlive = owner_alive) -> int:
+        """Mark FAILED, with an ``error`` entry each, the PENDING and PROCESSING queries whose owner is gone.
 
-        Called at start-up: a query still PROCESSING then was cut off by a crash or a
-        kill. Both the query's error and the entry's details are ``INTERRUPTED_ERROR``.
+        Called at start-up: such a query was cut off by a crash or a kill. A query whose owner
+        process still runs (another ``ragbot ask --batch``) is left alone (storage/recovery.py).
+        Both the query's error and the entry's details are ``INTERRUPTED_ERROR``.
 
         Returns:
             How many queries were marked.
         """
         async with self._write("fail interrupted queries") as conn:
-            rows = list(await conn.execute_fetchall(
-                "SELECT query_id, thread_id, query_text FROM queries WHERE status = ? ORDER BY created_at",
-                (QueryStatus.PROCESSING.value,),
-            ))
+            rows = await orphaned(conn, is_alive)
             now = utc_now()
             for row in rows:
                 await conn.execute(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -193,7 +194,74 @@ def test_validate_and_search_on_gazebo_docs(tmp_path: Path, monkeypatch: pytest.
 # --------------------------------------------------------------------------- ask: batch lines, thread ids
 
 
+def test_batch_lines_take_the_spec_spellings_and_options(demo: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    batch = tmp_path / "q.jsonl"
+    batch.write_text("\n".join([
+        json.dumps({"query_text": "where does the Slack bot token go?", "limit": 1}),
+        json.dumps({"text": "where does the Slack bot token go?", "top_k": 2, "session_id": "s1"}),
+        json.dumps({"question": "where does the Slack bot token go?", "min_score": 1.0}),
+        json.dumps({"question": "where does the Slack bot token go?", "colour": "red"}),
+        json.dumps({"question": "where does the Slack bot token go?", "collection": "never"}),
+        json.dumps({"question": "where does the Slack bot token go?", "threshold": 3}),
+    ]) + "\n", encoding="utf-8")
+    code, out, _ = run(capsys, "ask", "--batch", str(batch))
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 2
+    assert len(lines[0]["retrieved_chunks"]) == 1 and len(lines[1]["retrieved_chunks"]) <= 2
+    assert lines[1]["thread_id"] == "s1" and lines[0]["thread_id"].startswith("cli:")
+    assert lines[2]["status"] == "no_relevant_documents"
+    assert lines[3] == {"line": 4, "error": lines[3]["error"]}
+    assert lines[3]["error"].startswith("unknown key 'colour'; use ") and "question" in lines[3]["error"]
+    assert lines[4]["status"] == "retrieval_failed" and lines[4]["state"] == "ERROR"
+    assert lines[5]["line"] == 6 and lines[5]["error"].startswith("threshold: Input should be less than")
+
+
+def test_questions_without_a_thread_get_one(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, first, _ = run(capsys, "ask", "--json", "how do I install ragbot?")
+    _, second, _ = run(capsys, "ask", "--json", "how do I install ragbot?")
+    ids = [json.loads(first)["thread_id"], json.loads(second)["thread_id"]]
+    assert all(isinstance(i, str) and i.startswith("cli:") for i in ids) and ids[0] != ids[1]
+    _, out, _ = run(capsys, "ask", "--json", "--thread", "mine", "how do I install ragbot?")
+    assert json.loads(out)["thread_id"] == "mine"
+
+
 # --------------------------------------------------------------------------- what is stored
+
+
+def test_status_and_history_are_stored_after_real_runs(demo: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "ask", "--json", "how do I install ragbot?")
+    answered = json.loads(out)
+    batch = tmp_path / "q.jsonl"
+    batch.write_text(json.dumps({"question": "how do I install ragbot?", "collection": "never"}) + "\n",
+                     encoding="utf-8")
+    _, out, _ = run(capsys, "ask", "--batch", str(batch))
+    failed = json.loads(out)
+    conn = sqlite3.connect(demo / "ragbot.sqlite3")
+    try:
+        def status(query_id: str) -> str:
+            row = conn.execute("SELECT status FROM queries WHERE query_id = ?", (query_id,)).fetchone()
+            return str(row[0])
+
+        def history(query_id: str) -> list[tuple[str, str]]:
+            return conn.execute("SELECT machine, status FROM status_history WHERE query_id = ? ORDER BY id",
+                                (query_id,)).fetchall()
+
+        assert status(answered["query_id"]) == "COMPLETED"
+        assert history(answered["query_id"]) == [("query", "PENDING"), ("query", "PROCESSING"),
+                                                 ("response", "PROCESSING"), ("response", "COMPLETED"),
+                                                 ("query", "COMPLETED")]
+        assert status(failed["query_id"]) == "FAILED"
+        assert history(failed["query_id"])[-2:] == [("response", "ERROR"), ("query", "FAILED")]
+        states = conn.execute("SELECT state FROM responses WHERE query_id IN (?, ?) ORDER BY state",
+                              (answered["query_id"], failed["query_id"])).fetchall()
+        assert states == [("COMPLETED",), ("ERROR",)]
+    finally:
+        conn.close()
+    code, out, _ = run(capsys, "logs", "show", answered["query_id"], "--json")
+    if code == 0:  # `ragbot logs show` (issue 11) puts the history in the question's timeline
+        assert [s["status"] for s in json.loads(out)["states"]][-1] == "COMPLETED"
 
 
 def test_logs_export_writes_its_own_admin_export_entry(demo: Path,

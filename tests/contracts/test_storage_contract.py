@@ -193,21 +193,30 @@ class QueryLifecycleContract:
 class CrashRecoveryContract:
     """QueryStore.fail_interrupted: what a restart does with queries cut off mid-answer."""
 
-    async def test_processing_queries_fail_with_one_text_and_one_error_entry(self, storage: Storage) -> None:
-        stuck = [UserQuery(query_text=f"stuck {i}", thread_id=f"t{i}") for i in range(3)]
-        pending, done = UserQuery(query_text="pending"), UserQuery(query_text="done")
-        for query in [*stuck, pending, done]:
+    async def test_open_queries_of_a_gone_owner_fail_with_one_text_and_one_error_entry(
+        self, storage: Storage
+    ) -> None:
+        processing = [UserQuery(query_text=f"stuck {i}", thread_id=f"t{i}") for i in range(3)]
+        pending, done = UserQuery(query_text="pending", thread_id="tp"), UserQuery(query_text="done")
+        for query in [*processing, pending, done]:
             await storage.create_query(query)
-        for query in [*stuck, done]:
+        for query in [*processing, done]:
             await storage.set_query_status(query.query_id, QueryStatus.PROCESSING)
         await storage.set_query_status(done.query_id, QueryStatus.COMPLETED)
 
-        assert await storage.fail_interrupted() == 3
+        # Their owner (this process) still runs: another command starting must not touch them.
         assert await storage.fail_interrupted() == 0
+        assert await storage.get_query_status(pending.query_id) is QueryStatus.PENDING
+
+        def gone(pid: int | None, started: str | None) -> bool:
+            return False
+
+        stuck = [*processing, pending]
+        assert await storage.fail_interrupted(is_alive=gone) == 4
+        assert await storage.fail_interrupted(is_alive=gone) == 0
         for query in stuck:
             assert await storage.get_query_status(query.query_id) is QueryStatus.FAILED
             assert await storage.get_query_error(query.query_id) == INTERRUPTED_ERROR
-        assert await storage.get_query_status(pending.query_id) is QueryStatus.PENDING
         assert await storage.get_query_status(done.query_id) is QueryStatus.COMPLETED
         errors = [e async for e in storage.export(event_type=EventType.ERROR)]
         assert sorted((e.query_id, e.thread_id, e.query_text) for e in errors) == [
