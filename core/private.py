@@ -15,7 +15,7 @@ import logging.handlers
 import os
 import stat
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO, cast
 
 log = logging.getLogger(__name__)
 
@@ -73,15 +73,15 @@ def narrow(path: Path) -> None:
         return
 
 
-def open_private(path: Path, mode: str = "w", **kwargs: Any) -> IO[Any]:
-    """``open(path, mode)`` for writing, the file created (or truncated) as 0600."""
-    if not mode.startswith(("w", "a")):
-        raise ValueError(f"open_private writes files; mode {mode!r} does not")
+def open_private(path: Path, mode: str = "w", **kwargs: Any) -> TextIO:
+    """``open(path, mode)`` for writing text, the file created (or truncated) as 0600."""
+    if mode not in ("w", "a"):
+        raise ValueError(f"open_private writes text files; mode {mode!r} is not 'w' or 'a'")
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode.startswith("a") else os.O_TRUNC)
     fd = os.open(path, flags, FILE_MODE)
     try:
         _narrow_fd(fd)
-        return os.fdopen(fd, mode, **kwargs)
+        return cast(TextIO, os.fdopen(fd, mode, **kwargs))
     except BaseException:
         os.close(fd)
         raise

@@ -93,7 +93,9 @@ async def generate_history(path: Path, *, questions: int, days: int = 14, seed: 
         for bucket, new in zip(rows, _question(rng, when), strict=True):
             bucket.extend(new)
     with sqlite3.connect(path) as conn:
-        conn.executemany("INSERT INTO queries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows[0])
+        conn.executemany("INSERT INTO queries (query_id, query_text, thread_id, user_id, user_context,"
+                         " status, error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         rows[0])
         conn.executemany("INSERT INTO responses (response_id, query_id, thread_id, status, response_text,"
                          " sources, confidence_score, grounding_confidence, model_used, created_at)"
                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows[1])
