@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from core.errors import InputError, RagbotError
+from core.errors import InputError, RagbotError, StoreUnavailableError
 from core.jsonl import BadLine, iter_models
 from core.models import AgentResponse, AskRequest, EventType, ResponseStatus, validate_collection_name
 from core.settings import Settings, load_settings
@@ -201,7 +201,7 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
     from bots.chat.asking import log_sent
 
     async with _runtime(settings) as runtime:
-        if await runtime.store.collection_info(settings.collection) is None:
+        if await _when_free(settings, runtime) is None:
             raise InputError(f"nothing has been ingested into collection {settings.collection!r} yet: "
                              "run `ragbot ingest PATH` first")
 
@@ -213,6 +213,41 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
             return response
 
         yield local
+
+
+def _busy(exc: BaseException) -> bool:
+    """The knowledge base is locked by another ragbot process (qdrant-edge's WouldBlock)."""
+    return isinstance(exc, StoreUnavailableError) and "WouldBlock" in f"{exc} {exc.__cause__!r}"
+
+
+async def _when_free(settings: Settings, runtime: Runtime) -> Any:
+    """The collection's info once no other ragbot process holds the knowledge base.
+
+    Another ``ragbot ask --batch`` or ``ingest`` holds it while it runs: wait (saying so, once)
+    up to ``RAGBOT_STORE_WAIT`` seconds, then answer, instead of failing at once.
+
+    Raises:
+        StoreUnavailableError: still held after the wait, or unusable for another reason.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + settings.store_wait
+    said = False
+    while True:
+        try:
+            return await runtime.store.collection_info(settings.collection)
+        except StoreUnavailableError as exc:
+            if not _busy(exc):
+                raise
+            if loop.time() >= deadline:
+                raise StoreUnavailableError(
+                    f"the knowledge base in {settings.data_dir} was still in use by another ragbot process "
+                    f"after {settings.store_wait:g} s (RAGBOT_STORE_WAIT); run the command again when it "
+                    "has finished, or run `ragbot serve`, which every command then hands work to") from exc
+            if not said:
+                print(f"ragbot: another ragbot process (an ingest or a batch) is using the knowledge base; "
+                      f"waiting up to {settings.store_wait:g} s for it ...", file=sys.stderr, flush=True)
+                said = True
+            await asyncio.sleep(0.5)
 
 
 # ---------------------------------------------------------------------- commands
