@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from core.errors import InputError, RagbotError, StoreUnavailableError
+from core.errors import InputError, RagbotError
 from core.jsonl import BadLine, iter_models
 from core.models import AgentResponse, AskRequest, EventType, ResponseStatus, validate_collection_name
 from core.settings import Settings, load_settings
@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--replace", action="store_true",
                    help="let this folder replace the one the collection mirrors (its documents go)")
+    p.add_argument("--prune", action="store_true",
+                   help="allow removing more than half of the collection, or all of it")
+    p.add_argument("--dry-run", action="store_true",
+                   help="write nothing; list what would be added, updated and removed")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="read symbolic links whose target stays inside the docs folder")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("ask", help="answer one question (or a JSONL batch)")
@@ -201,7 +207,7 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
     from bots.chat.asking import log_sent
 
     async with _runtime(settings) as runtime:
-        if await _when_free(settings, runtime) is None:
+        if await runtime.store.collection_info(settings.collection) is None:
             raise InputError(f"nothing has been ingested into collection {settings.collection!r} yet: "
                              "run `ragbot ingest PATH` first")
 
@@ -215,55 +221,24 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
         yield local
 
 
-def _busy(exc: BaseException) -> bool:
-    """The knowledge base is locked by another ragbot process (qdrant-edge's WouldBlock)."""
-    return isinstance(exc, StoreUnavailableError) and "WouldBlock" in f"{exc} {exc.__cause__!r}"
-
-
-async def _when_free(settings: Settings, runtime: Runtime) -> Any:
-    """The collection's info once no other ragbot process holds the knowledge base.
-
-    Another ``ragbot ask --batch`` or ``ingest`` holds it while it runs: wait (saying so, once)
-    up to ``RAGBOT_STORE_WAIT`` seconds, then answer, instead of failing at once.
-
-    Raises:
-        StoreUnavailableError: still held after the wait, or unusable for another reason.
-    """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + settings.store_wait
-    said = False
-    while True:
-        try:
-            return await runtime.store.collection_info(settings.collection)
-        except StoreUnavailableError as exc:
-            if not _busy(exc):
-                raise
-            if loop.time() >= deadline:
-                raise StoreUnavailableError(
-                    f"the knowledge base in {settings.data_dir} was still in use by another ragbot process "
-                    f"after {settings.store_wait:g} s (RAGBOT_STORE_WAIT); run the command again when it "
-                    "has finished, or run `ragbot serve`, which every command then hands work to") from exc
-            if not said:
-                print(f"ragbot: another ragbot process (an ingest or a batch) is using the knowledge base; "
-                      f"waiting up to {settings.store_wait:g} s for it ...", file=sys.stderr, flush=True)
-                said = True
-            await asyncio.sleep(0.5)
-
-
 # ---------------------------------------------------------------------- commands
 
 
 async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     """``ragbot ingest SOURCE``."""
+    from core.ingest.options import IngestOptions
+
     collection = args.collection or settings.collection
     source = args.source
     if not source.startswith(("http://", "https://")):
         path = Path(source)
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             raise InputError(f"nothing to ingest at {source!r}: no such file or folder")
-        source = str(path.resolve())
+        # A file's own name is kept: resolving it would follow a link to wherever it points.
+        source = str(path.resolve() if path.is_dir() else path.parent.resolve() / path.name)
+    options = IngestOptions(follow_symlinks=args.follow_symlinks, prune=args.prune, dry_run=args.dry_run)
     request = {"op": "ingest", "source": source, "collection": collection, "base_url": args.base_url,
-               "replace": args.replace}
+               "replace": args.replace, "options": options.as_request()}
     reply = await _handed(settings, request)
     if reply is not None:
         from core.models import IngestSummary
@@ -275,10 +250,15 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
         async with _runtime(settings) as runtime:
             summary = await ingest(runtime, source, collection=collection, base_url=args.base_url,
-                                   replace=args.replace, progress=False if args.no_progress else None)
+                                   replace=args.replace, progress=False if args.no_progress else None,
+                                   options=options)
         print(summary.line())
+    for change in summary.changes:
+        print(f"  {change}")
     for failed in summary.files_failed:
         print(f"  skipped: {failed}", file=sys.stderr)
+    for left_out in summary.files_skipped:
+        print(f"  left out: {left_out}", file=sys.stderr)
     for invalid in summary.chunks_invalid:
         print(f"  skipped chunk: {invalid}", file=sys.stderr)
     # Every file unreadable is bad input a cron job must notice; a few are reported and tolerated.

@@ -28,6 +28,7 @@ from bots.chat.asking import log_sent
 from bots.chat.loglimit import LimitedLog
 from bots.runtime import Runtime, ingest
 from core.errors import ConfigurationError, RagbotError
+from core.ingest.options import IngestOptions
 from core.private import FILE_MODE
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ async def handle_request(runtime: Runtime, request: dict[str, Any]) -> dict[str,
             summary = await ingest(
                 runtime, str(request["source"]), collection=request.get("collection"),
                 base_url=request.get("base_url"), replace=bool(request.get("replace")), progress=False,
+                options=IngestOptions.from_request(request.get("options")),
             )
             return {"ok": True, "summary": summary.model_dump(mode="json")}
         return {"ok": False, "error": f"unknown operation {op!r}", "exit_code": 2}

@@ -8,6 +8,7 @@ opened, so a wiring step that fails closes what the earlier steps opened.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import getpass
 import os
 import time
@@ -31,6 +32,7 @@ from storage.sqlite import SqliteStore
 
 if TYPE_CHECKING:
     from bots.chat.export import ExportBundle, ExportFormat
+    from core.ingest.options import IngestOptions
 
 
 @dataclass(kw_only=True)
@@ -207,30 +209,41 @@ async def ingest(
     base_url: str | None = None,
     replace: bool = False,
     progress: bool | None = None,
+    options: IngestOptions | None = None,
 ) -> IngestSummary:
     """Ingest a folder, file or sitemap URL with the runtime's store and embedder.
 
     Used by ``ragbot ingest`` and by a running ``ragbot serve`` the CLI hands the work to.
+    The folder is recorded as the collection's only after a run that read a file;
+    ``replace`` lets the previous folder's documents go (it implies ``options.prune``).
 
     Raises:
-        IngestSourceError: missing path, or a folder other than the one the collection mirrors.
+        IngestSourceError: missing path, nothing to ingest, or a folder other than the one
+            the collection mirrors.
+        IngestRefusedError: the run would remove most of the collection without ``prune``.
     """
+    from core.ingest.options import IngestOptions, RootClaim
     from core.ingest.sitemap import ingest_source
-    from core.ingest.sync import claim_root
 
     settings = runtime.settings
     collection = collection or settings.collection
-    root = None
+    options = options or IngestOptions()
+    if replace and not options.prune:
+        options = dataclasses.replace(options, prune=True)
+    claim = None
     try:
         if not source.startswith(("http://", "https://")):
-            root = claim_root(settings.data_dir / "ingest-roots.json", collection, Path(source),
+            claim = RootClaim(settings.data_dir / "ingest-roots.json", collection, Path(source),
                               replace=replace)
         summary = await ingest_source(
             source, store=runtime.store, embedder=runtime.embedder, collection=collection,
-            base_url=base_url, progress=progress, title_repeat=settings.title_repeat, root=root,
+            base_url=base_url, progress=progress, title_repeat=settings.title_repeat,
+            root=claim.root if claim else None, options=options,
             state_path=settings.data_dir / f"sitemap-{collection}.json",
             lexicon=LexiconFile(path=lexicon_path(settings, collection)),
         )
+        if claim is not None:
+            claim.record(summary)
     except Exception as exc:
         # Best effort while already failing: the ingest's own error must reach the user.
         with contextlib.suppress(Exception):

@@ -11,10 +11,13 @@ dependencies, and every wrapper keeps its cause (``raise ... from exc``).
     ├── InputError                    bad input from a user or a file; exit code 2
     │   ├── QueryValidationError      empty or over-long question, bad user_context
     │   ├── CollectionNameError       not a valid Qdrant collection name
-    │   └── IngestSourceError         missing path, unsupported URL or file type
+    │   ├── IngestSourceError         missing path, unsupported URL or file type, nothing to ingest
+    │   └── IngestRefusedError        an ingest would remove most of a collection (--prune allows it)
     ├── ConfigurationError            settings that cannot work together; exit code 2
     ├── StoreError                    the vector store cannot serve the request
-    │   ├── StoreUnavailableError     closed, locked by another process, unreachable
+    │   ├── StoreUnavailableError     closed, locked, unreachable, damaged, folder deleted
+    │   │   ├── StoreBusyError        the embedded store is open in another ragbot process
+    │   │   └── StoreFullError        not enough free disk space to write safely
     │   ├── CollectionNotFoundError   nothing ingested yet under that name
     │   └── EmbeddingModelMismatchError  collection built with another model/dimension
     ├── ProviderError                 a remote model API (Cohere, Gemini) failed
@@ -52,6 +55,10 @@ class IngestSourceError(InputError):
     """The thing to ingest does not exist or cannot be read at all."""
 
 
+class IngestRefusedError(InputError):
+    """An ingest would remove more than half of a collection, or all of it, without ``--prune``."""
+
+
 class ConfigurationError(RagbotError):
     """Settings that cannot work together (for example a token without its secret)."""
 
@@ -64,6 +71,14 @@ class StoreError(RagbotError):
 
 class StoreUnavailableError(StoreError):
     """The store is closed, locked by another process or unreachable."""
+
+
+class StoreBusyError(StoreUnavailableError):
+    """Another ragbot process has the embedded knowledge base open (one process at a time)."""
+
+
+class StoreFullError(StoreUnavailableError):
+    """The disk holding the store has too little free space; nothing was written."""
 
 
 class CollectionNotFoundError(StoreError):

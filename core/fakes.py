@@ -51,6 +51,7 @@ from core.protocols import (
     Hit,
     HybridHits,
     SearchFn,
+    StoreHealth,
 )
 from core.stores.ids import collection_name
 from core.stores.points import DocumentGroups, vector_embeddings
@@ -190,6 +191,12 @@ class InMemoryVectorStore:
         dense.sort(key=lambda h: (-h.score, h.chunk_id))
         sparse.sort(key=lambda h: (-h.score, h.chunk_id))
         return HybridHits(dense=dense[:candidates], sparse=sparse[:candidates])
+
+    async def health(self) -> StoreHealth:
+        if self.closed:
+            return StoreHealth(ok=False, writable=False, detail="the in-memory store is closed")
+        detail = f"in memory, {len(self._collections)} collection(s)"
+        return StoreHealth(ok=True, writable=True, detail=detail)
 
     async def close(self) -> None:
         self.closed = True

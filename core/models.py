@@ -997,6 +997,12 @@ class IngestSummary(BaseModel):
     chunks_invalid: list[str] = Field(default_factory=list)
     #: Chunks stored after a repair (a URL with spaces percent-encoded).
     chunks_repaired: int = 0
+    #: Files left out for safety or size: "<path>: <reason>" (a symbolic link, a FIFO ...).
+    files_skipped: list[str] = Field(default_factory=list)
+    #: A dry run: nothing was written; ``changes`` lists what a real run would do.
+    dry_run: bool = False
+    #: "add|update|remove <document> (<n> chunks)", filled by a dry run.
+    changes: list[str] = Field(default_factory=list)
     seconds: float = 0.0
 
     def line(self) -> str:
@@ -1006,8 +1012,13 @@ class IngestSummary(BaseModel):
             f"{self.chunks_removed} removed, {self.chunks_skipped} unchanged "
             f"in {self.seconds:.1f} s"
         )
+        if self.dry_run:
+            text = "dry run, nothing written: " + text.replace(" chunks added", " chunks to add").replace(
+                " updated,", " to update,").replace(" removed,", " to remove,")
         if self.files_failed:
             text += f"; {len(self.files_failed)} file(s) skipped with errors"
+        if self.files_skipped:
+            text += f"; {len(self.files_skipped)} file(s) left out (links, special files, too large)"
         if self.chunks_repaired:
             text += f"; {self.chunks_repaired} chunk URL(s) repaired"
         if self.chunks_invalid:

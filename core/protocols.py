@@ -108,6 +108,25 @@ class CollectionInfo:
     points: int
 
 
+@dataclass(frozen=True, slots=True)
+class StoreHealth:
+    """The vector store's state, cheap to ask for (``/healthz``, ``ragbot doctor``).
+
+    ``ok``: searches can be served; ``writable``: an ingest can be saved (the folder is
+    there and the disk has room); ``detail``: one line naming the problem, or the store.
+    """
+
+    ok: bool
+    writable: bool
+    detail: str
+    free_bytes: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape ``/healthz`` and ``ragbot doctor --json`` show."""
+        return {"ok": self.ok, "writable": self.writable, "detail": self.detail,
+                "free_bytes": self.free_bytes}
+
+
 @runtime_checkable
 class VectorStore(Protocol):
     """Named dense + sparse (IDF) vectors with chunk payloads.
@@ -151,6 +170,10 @@ class VectorStore(Protocol):
         relevance computed after fusion (core/retrieval/ranking.py), not to the raw cosine and
         BM25 scores a store sees, so ranking applies it.
         """
+        ...
+
+    async def health(self) -> StoreHealth:
+        """Whether the store can serve searches and save writes; never raises."""
         ...
 
     async def close(self) -> None:

@@ -7,6 +7,7 @@ code blocks (kept whole, fences included, so the chunker can see them).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -47,6 +48,9 @@ class SectionBuilder:
         self.paragraph: list[str] = []
         self.sections: list[Section] = []
         self.first_h1: str | None = None
+        #: The heading path of the last section, shared by the next one when it is the same:
+        #: a file of 300,000 small sections must not hold 300,000 copies of it.
+        self._path: list[str] = []
 
     def heading(self, level: int, text: str) -> None:
         self.end_section()
@@ -55,7 +59,7 @@ class SectionBuilder:
         while self.stack and self.stack[-1][0] >= level:
             self.stack.pop()
         if text:
-            self.stack.append((level, text))
+            self.stack.append((level, sys.intern(text) if len(text) < 200 else text))
 
     def end_paragraph(self) -> None:
         if self.paragraph:
@@ -72,7 +76,10 @@ class SectionBuilder:
     def end_section(self) -> None:
         self.end_paragraph()
         if self.blocks:
-            self.sections.append(Section([t for _, t in self.stack], self.blocks))
+            path = [t for _, t in self.stack]
+            if path != self._path:
+                self._path = path
+            self.sections.append(Section(self._path, self.blocks))
             self.blocks = []
 
     def finish(self) -> list[Section]:

@@ -3,12 +3,16 @@
 This module only dispatches on the file's suffix; each format has its own module:
 ``markdown.py`` (Markdown and MDX), ``front_matter.py``, ``html.py``, ``text.py``,
 and ``urls.py`` for where a file is published. Parsing is pure: those modules take
-text and return typed values; only ``load_file`` touches the disk.
+text and return typed values; only ``load_file`` touches the disk, and it opens only
+regular files whose resolved path is inside the ingest root (never a FIFO, a device,
+or a symbolic link unless asked to follow it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -22,6 +26,7 @@ from core.ingest.text import decode_text, parse_plain_text
 from core.ingest.urls import document_url, prettify_stem
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "SUPPORTED_SUFFIXES",
     "LoadedDocument",
     "Section",
@@ -34,6 +39,8 @@ MDX_SUFFIXES = frozenset({".mdx"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 TEXT_SUFFIXES = frozenset({".txt", ".rst"})
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES
+#: Larger files are not read: no page of docs is this big, and memory grows with the file.
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
 class Parsed(NamedTuple):
@@ -72,13 +79,16 @@ def is_supported(path: Path) -> bool:
     return path.suffix.lower() in SUPPORTED_SUFFIXES
 
 
-def load_file(path: Path, *, root: Path, base_url: str | None = None) -> LoadedDocument:
+def load_file(
+    path: Path, *, root: Path, base_url: str | None = None, follow_symlinks: bool = False
+) -> LoadedDocument:
     """Read and parse one file below ``root``.
 
     Args:
         path: the file.
         root: the ingest root; ``source_document`` is ``path`` relative to it.
         base_url: the published docs' base URL (Docusaurus style); None gives ``file://`` URLs.
+        follow_symlinks: read ``path`` when it is a symbolic link (to a file inside ``root``).
 
     Returns:
         The parsed document; its title is the front matter's, else the first heading,
@@ -86,16 +96,13 @@ def load_file(path: Path, *, root: Path, base_url: str | None = None) -> LoadedD
 
     Raises:
         IngestSourceError: naming the file when its type is unsupported, it cannot be
-            read, or it is not UTF-8 text.
+            read, it is not a regular file inside ``root``, or it is not UTF-8 text.
     """
     suffix = path.suffix.lower()
     parse = PARSERS.get(suffix)
     if parse is None:
         raise IngestSourceError(f"{path}: unsupported file type {suffix or '(none)'!r}")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise IngestSourceError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+    raw = read_regular_file(path, root=root, follow_symlinks=follow_symlinks)
     parsed = parse(decode_text(raw, name=str(path)))
     relative = path.relative_to(root).as_posix()
     return LoadedDocument(
@@ -107,3 +114,35 @@ def load_file(path: Path, *, root: Path, base_url: str | None = None) -> LoadedD
         tags=tag_list(parsed.front_matter.get("tags")),
         front_matter=parsed.front_matter,
     )
+
+
+def read_regular_file(path: Path, *, root: Path, follow_symlinks: bool = False) -> bytes:
+    """The bytes of ``path``, if it is a regular file whose resolved path is inside ``root``.
+
+    Opened with ``O_NOFOLLOW`` (a link swapped in after the walk is refused) and
+    ``O_NONBLOCK`` (a FIFO swapped in does not block), then checked with ``fstat``.
+
+    Raises:
+        IngestSourceError: naming the file and what is wrong with it.
+    """
+    if path.is_symlink() and not follow_symlinks:
+        raise IngestSourceError(f"{path}: is a symbolic link; ragbot does not follow links "
+                                "unless asked to (--follow-symlinks)")
+    real = path.resolve()
+    if not real.is_relative_to(root.resolve()):
+        raise IngestSourceError(f"{path}: resolves to {str(real)!r}, outside the docs folder {str(root)!r}")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as exc:
+        raise IngestSourceError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise IngestSourceError(f"{path}: not a regular file (a FIFO, socket or device is never read)")
+        if info.st_size > MAX_FILE_BYTES:
+            raise IngestSourceError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MB, not read")
+        try:
+            return handle.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise IngestSourceError(f"{path}: cannot be read: {exc.strerror or exc}") from exc

@@ -33,10 +33,11 @@ from tqdm import tqdm
 from core.errors import IngestSourceError
 from core.ingest.chunking import DEFAULT_TITLE_REPEAT, chunk_document
 from core.ingest.html import html_document
-from core.ingest.sync import DocumentSync, ingest_path, is_remote, show_progress
+from core.ingest.options import IngestOptions, check_removal
+from core.ingest.sync import DocumentSync, ingest_path, is_remote, show_progress, stored_documents
 from core.ingest.text import decode_text
 from core.models import DocumentChunk, IngestSummary
-from core.protocols import Embedder, VectorStore
+from core.protocols import DocumentState, Embedder, VectorStore
 from core.retrieval.lexicon import LexiconFile
 
 log = logging.getLogger(__name__)
@@ -142,6 +143,7 @@ async def ingest_sitemap(
     batch_size: int = 64,
     title_repeat: int = DEFAULT_TITLE_REPEAT,
     lexicon: LexiconFile | None = None,
+    options: IngestOptions | None = None,
 ) -> IngestSummary:
     """Make ``collection`` mirror the pages listed by the sitemap at ``url``.
 
@@ -157,16 +159,20 @@ async def ingest_sitemap(
         batch_size: texts per ``embed_documents`` call.
         title_repeat: title weighting of the embedded text (``Settings.title_repeat``).
         lexicon: the collection's vocabulary file, kept in step with the pages.
+        options: ``prune`` allows removing most of the collection; ``dry_run`` fetches the
+            changed pages but writes nothing (not even the lastmod state).
 
     Returns:
         The summary; ``files`` counts listed pages, ``files_failed`` names pages (or child
         sitemaps) that failed with their HTTP status or error.
 
     Raises:
-        IngestSourceError: the sitemap itself cannot be fetched or is not a sitemap.
+        IngestSourceError: the sitemap itself cannot be fetched, is not a sitemap, or lists no page.
+        IngestRefusedError: the run would remove more than half of the collection without ``prune``.
         StoreError, ProviderError: the store or the embedder failed.
     """
     started = time.perf_counter()
+    options = options or IngestOptions()
     if not url.startswith(("http://", "https://")):
         raise IngestSourceError(f"sitemap URL {url!r} is not an http:// or https:// URL")
     if concurrency < 1:
@@ -178,13 +184,20 @@ async def ingest_sitemap(
     client_timeout = aiohttp.ClientTimeout(total=timeout)
     async with aiohttp.ClientSession(timeout=client_timeout, headers={"User-Agent": USER_AGENT}) as session:
         entries, complete = await _read_sitemaps(session, url, summary)
-        summary.files = len(entries)
-
-        await store.ensure_collection(collection, model_id=embedder.model_id, dimension=embedder.dimension)
-        stored = await store.documents(collection)
+        summary.files, summary.dry_run = len(entries), options.dry_run
+        stored = await stored_documents(store, embedder, collection)
+        gone = _gone_pages(url, entries, stored) if complete else []
+        if not entries and not (options.prune and gone):
+            failed = f" ({'; '.join(summary.files_failed)})" if summary.files_failed else ""
+            raise IngestSourceError(f"nothing to ingest: the sitemap at {url} lists no page{failed}")
+        check_removal(stored, gone, collection=collection, prune=options.prune, summary=summary)
+        if not options.dry_run:
+            await store.ensure_collection(collection, model_id=embedder.model_id,
+                                          dimension=embedder.dimension)
         sync = DocumentSync(
             store=store, embedder=embedder, collection=collection, stored=stored,
-            summary=summary, batch_size=batch_size, title_repeat=title_repeat, lexicon=lexicon,
+            summary=summary, batch_size=batch_size, title_repeat=title_repeat,
+            lexicon=None if options.dry_run else lexicon, dry_run=options.dry_run,
         )
         to_fetch: list[SitemapEntry] = []
         new_state: dict[str, str] = {}
@@ -197,47 +210,57 @@ async def ingest_sitemap(
                 new_state[entry.url] = known[entry.url]
             else:
                 to_fetch.append(entry)
+        await _sync_pages(session, to_fetch, sync, new_state, concurrency=concurrency,
+                          title_repeat=title_repeat, progress=progress)
 
-        semaphore = asyncio.Semaphore(concurrency)
-        with tqdm(total=len(to_fetch), unit="page", desc="sitemap", file=sys.stderr,
-                  disable=not show_progress(progress)) as bar:
-            tasks = [asyncio.ensure_future(_fetch_page(session, semaphore, e)) for e in to_fetch]
-            try:
-                # Pages are handled as they arrive so at most a few are held in memory.
-                for next_done in asyncio.as_completed(tasks):
-                    entry, html, error = await next_done
-                    bar.update(1)
-                    if html is None:
-                        summary.files_failed.append(f"{entry.url}: {error}")
-                        continue  # not recorded in the state: fetched again next time
-                    try:
-                        chunks = await asyncio.to_thread(_page_chunks, html, entry.url, title_repeat)
-                    except Exception as exc:
-                        log.warning("skipping %s: %s", entry.url, exc, exc_info=True)
-                        summary.files_failed.append(f"{entry.url}: {exc}")
-                        continue
-                    await sync.document(entry.url, chunks)
-                    if entry.lastmod is not None:
-                        new_state[entry.url] = entry.lastmod
-            finally:
-                for task in tasks:
-                    task.cancel()
-                # Collect cancelled tasks so none is left pending when the session closes.
-                await asyncio.gather(*tasks, return_exceptions=True)
-
-    listed = {e.url for e in entries}
-    hosts = {urlsplit(u).netloc for u in listed} | {urlsplit(url).netloc}
-    if complete:
-        gone = [
-            doc for doc in stored
-            if is_remote(doc) and urlsplit(doc).netloc in hosts and doc not in listed
-        ]
-        await sync.remove_documents(gone)
+    await sync.remove_documents(gone)
     await sync.finish()
     # The state is written last: if anything above failed, the next run fetches again.
-    save_state(state_file, new_state)
+    if not options.dry_run:
+        save_state(state_file, new_state)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+async def _sync_pages(
+    session: aiohttp.ClientSession, to_fetch: list[SitemapEntry], sync: DocumentSync,
+    new_state: dict[str, str], *, concurrency: int, title_repeat: int, progress: bool | None,
+) -> None:
+    """Fetch, chunk and hand over each page; a failed page is reported and fetched again next time."""
+    summary = sync.summary
+    semaphore = asyncio.Semaphore(concurrency)
+    with tqdm(total=len(to_fetch), unit="page", desc="sitemap", file=sys.stderr,
+              disable=not show_progress(progress)) as bar:
+        tasks = [asyncio.ensure_future(_fetch_page(session, semaphore, e)) for e in to_fetch]
+        try:
+            # Pages are handled as they arrive so at most a few are held in memory.
+            for next_done in asyncio.as_completed(tasks):
+                entry, html, error = await next_done
+                bar.update(1)
+                if html is None:
+                    summary.files_failed.append(f"{entry.url}: {error}")
+                    continue  # not recorded in the state: fetched again next time
+                try:
+                    chunks = await asyncio.to_thread(_page_chunks, html, entry.url, title_repeat)
+                except Exception as exc:
+                    log.warning("skipping %s: %s", entry.url, exc, exc_info=True)
+                    summary.files_failed.append(f"{entry.url}: {exc}")
+                    continue
+                await sync.document(entry.url, chunks)
+                if entry.lastmod is not None:
+                    new_state[entry.url] = entry.lastmod
+        finally:
+            for task in tasks:
+                task.cancel()
+            # Collect cancelled tasks so none is left pending when the session closes.
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _gone_pages(url: str, entries: list[SitemapEntry], stored: dict[str, DocumentState]) -> list[str]:
+    """Stored pages of the sitemap's hosts that it no longer lists."""
+    listed = {e.url for e in entries}
+    hosts = {urlsplit(u).netloc for u in listed} | {urlsplit(url).netloc}
+    return [doc for doc in stored if is_remote(doc) and urlsplit(doc).netloc in hosts and doc not in listed]
 
 
 def _page_chunks(html: str, url: str, title_repeat: int) -> list[DocumentChunk]:
@@ -327,6 +350,7 @@ async def ingest_source(
     title_repeat: int = DEFAULT_TITLE_REPEAT,
     root: Path | None = None,
     lexicon: LexiconFile | None = None,
+    options: IngestOptions | None = None,
 ) -> IngestSummary:
     """Ingest a folder, a file or a sitemap URL, whichever ``source`` names.
 
@@ -336,6 +360,7 @@ async def ingest_source(
         concurrency, state_path: as for ``ingest_sitemap``.
         root: as for ``ingest_path`` (the folder a single file is named relative to).
         lexicon: the collection's vocabulary file, kept in step with the documents.
+        options: links, large removals, dry run (``IngestOptions``).
 
     Returns:
         The run's summary.
@@ -353,7 +378,7 @@ async def ingest_source(
         return await ingest_sitemap(
             source, store=store, embedder=embedder, collection=collection,
             concurrency=concurrency, state_path=state_path, progress=progress, batch_size=batch_size,
-            title_repeat=title_repeat, lexicon=lexicon,
+            title_repeat=title_repeat, lexicon=lexicon, options=options,
         )
     if scheme == "file":
         from urllib.request import url2pathname
@@ -366,7 +391,7 @@ async def ingest_source(
     return await ingest_path(
         path, store=store, embedder=embedder, collection=collection,
         base_url=base_url, progress=progress, batch_size=batch_size, title_repeat=title_repeat,
-        root=root, lexicon=lexicon,
+        root=root, lexicon=lexicon, options=options,
     )
 
 

@@ -8,41 +8,53 @@ which root a document came from, so the mirror is scoped by kind instead: a
 folder ingest owns every document stored under a relative path, and leaves
 alone documents stored under an ``http(s)://`` URL (those belong to sitemap
 ingestion, ``core.ingest.sitemap``). So that a second folder never silently replaces
-the first, ``claim_root`` records which folder each collection mirrors and
-refuses another one unless asked to replace it. Ingesting a single file updates
-that file only, named relative to the recorded folder.
+the first, ``core.ingest.options.RootClaim`` records which folder each collection
+mirrors and refuses another one unless asked to replace it. Ingesting a single file
+updates that file only, named relative to the recorded folder.
+
+Only regular files inside the folder are read (``core.ingest.walk``). A folder with
+nothing to read is an error that names what it held, and changes nothing. A run that
+would remove more than half of the collection, or all of it, is refused unless
+``IngestOptions.prune``; ``IngestOptions.dry_run`` only reports what would change.
 
 Writes are grouped per document: a document's chunks are embedded first and
 upserted together, then its stale chunk ids are deleted, so an embedding
-failure never leaves a half-replaced document behind.
+failure never leaves a half-replaced document behind. Embedding batches are
+bounded in characters as well as in count, so one huge file cannot take
+gigabytes at once (``bench/ingest_memory.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
-from core.errors import IngestSourceError, ProviderResponseError
+from core.errors import EmbeddingModelMismatchError, IngestSourceError, ProviderResponseError
 from core.ingest.checks import check_chunks
 from core.ingest.chunking import DEFAULT_TITLE_REPEAT, chunk_document, embedding_text
-from core.ingest.loaders import is_supported, load_file
-from core.models import DocumentChunk, EmbeddingResponse, IngestSummary
+from core.ingest.loaders import MAX_FILE_BYTES, is_supported, load_file
+from core.ingest.options import IngestOptions, check_removal
+from core.ingest.walk import FolderScan, describe_left_out, file_kind, scan_folder
+from core.models import DocumentChunk, EmbeddingResponse, IngestSummary, SparseVector
 from core.protocols import DocumentState, Embedder, VectorStore
 from core.retrieval.lexicon import LexiconFile
 
 log = logging.getLogger(__name__)
 
-#: Folders never walked: build output, dependencies, and hidden folders (.git, .docusaurus ...).
-SKIPPED_DIRS = frozenset({"node_modules", "build", "__pycache__", "site-packages"})
-
+#: Padded characters per embedding call. A local model pads a batch to its longest text, so
+#: 64 code blocks of 50,000 characters took 2 GB in one call; this keeps a call near 100 MB.
+MAX_BATCH_CHARS = 200_000
+#: Chunks per ``upsert`` call.
+WRITE_BATCH = 512
 
 def show_progress(progress: bool | None) -> bool:
     """Whether to draw a progress bar: as asked, or when stderr is a terminal."""
@@ -57,21 +69,13 @@ def is_remote(source_document: str) -> bool:
 
 
 def walk_files(root: Path) -> tuple[list[Path], list[Path]]:
-    """List a folder's files recursively, sorted, skipping hidden and build folders.
+    """A folder's regular files recursively, sorted, skipping hidden and build folders and links.
 
     Returns:
         (supported files, unsupported files such as ``_category_.json`` or images).
     """
-    supported: list[Path] = []
-    unsupported: list[Path] = []
-    for folder, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
-        for name in sorted(filenames):
-            if name.startswith("."):
-                continue
-            path = Path(folder) / name
-            (supported if is_supported(path) else unsupported).append(path)
-    return supported, unsupported
+    scan = scan_folder(root)
+    return scan.files, scan.unsupported
 
 
 async def ingest_path(
@@ -86,6 +90,7 @@ async def ingest_path(
     title_repeat: int = DEFAULT_TITLE_REPEAT,
     root: Path | None = None,
     lexicon: LexiconFile | None = None,
+    options: IngestOptions | None = None,
 ) -> IngestSummary:
     """Make ``collection`` mirror the docs under ``path`` (a folder, or one file).
 
@@ -96,111 +101,135 @@ async def ingest_path(
         collection: the collection name.
         base_url: the published docs' base URL, for Docusaurus-style links; None gives file:// links.
         progress: draw a tqdm bar on stderr; None draws one when stderr is a terminal.
-        batch_size: texts per ``embed_documents`` call.
+        batch_size: texts per ``embed_documents`` call (fewer when the texts are long).
         title_repeat: title weighting of the embedded text (``Settings.title_repeat``).
         root: for a single file, the folder its name is relative to (the collection's
             recorded root, so it replaces its own stored copy); default: the file's folder.
         lexicon: the collection's vocabulary file, kept in step with the documents.
+        options: follow links, allow a large removal, or only report (``IngestOptions``).
 
     Returns:
-        What was added, updated, removed and skipped; ``files_failed`` lists unreadable files.
+        What was added, updated, removed and skipped; ``files_failed`` lists unreadable files,
+        ``files_skipped`` links and special files left out, ``changes`` a dry run's plan.
 
     Raises:
-        IngestSourceError: ``path`` does not exist, or ``base_url`` is not an http(s) URL.
+        IngestSourceError: ``path`` does not exist, holds nothing to ingest (the message names
+            what was found instead), or ``base_url`` is not an http(s) URL.
+        IngestRefusedError: the run would remove more than half of the collection without ``prune``.
         StoreError, ProviderError: the store or the embedder failed (the run stops).
     """
     started = time.perf_counter()
-    if not path.exists():
-        raise IngestSourceError(f"cannot ingest {str(path)!r}: no such file or folder")
-    if base_url is not None and not base_url.startswith(("http://", "https://")):
-        raise IngestSourceError(f"base URL {base_url!r} is not an http:// or https:// URL")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    if path.is_dir():
-        root, single = path, False
-        files, unsupported = walk_files(root)
-    else:
-        root, single = (root or path.parent), True
-        if not path.resolve().is_relative_to(root.resolve()):
-            raise IngestSourceError(f"{str(path)!r} is not inside {str(root)!r}")
-        files, unsupported = ([path], []) if is_supported(path) else ([], [path])
-    for skipped in unsupported:
-        log.info("skipping %s: unsupported file type", skipped.relative_to(root).as_posix())
-
-    await store.ensure_collection(collection, model_id=embedder.model_id, dimension=embedder.dimension)
-    stored = await store.documents(collection)
-    summary = IngestSummary(files=len(files))
+    options = options or IngestOptions()
+    _check_arguments(path, base_url, batch_size)
+    single = not path.is_dir()
+    if single:  # its folder resolved, its own name kept: resolving that would follow a link
+        path = path.parent.resolve() / path.name
+    root = (root or path.parent) if single else path
+    scan = (_single_file(path, root, options) if single
+            else scan_folder(root, follow_symlinks=options.follow_symlinks))
+    stored = await stored_documents(store, embedder, collection)
+    names = {file.relative_to(root).as_posix() for file in scan.files}
+    gone = [] if single else [doc for doc in stored if not is_remote(doc) and doc not in names]
+    if not scan.files and not (options.prune and gone):
+        raise IngestSourceError(scan.nothing_to_ingest(root))
+    summary = IngestSummary(files=len(scan.files), dry_run=options.dry_run,
+                            files_skipped=[item.line() for item in scan.skipped])
+    check_removal(stored, gone, collection=collection, prune=options.prune, summary=summary)
+    if not options.dry_run:
+        await store.ensure_collection(collection, model_id=embedder.model_id, dimension=embedder.dimension)
     sync = DocumentSync(
         store=store, embedder=embedder, collection=collection, stored=stored,
-        summary=summary, batch_size=batch_size, title_repeat=title_repeat, lexicon=lexicon,
+        summary=summary, batch_size=batch_size, title_repeat=title_repeat,
+        lexicon=None if options.dry_run else lexicon, dry_run=options.dry_run,
     )
-    seen: set[str] = set()
-    with tqdm(total=len(files), unit="file", desc="ingest", file=sys.stderr,
-              disable=not show_progress(progress)) as bar:
-        for file in files:
-            relative = file.relative_to(root).as_posix()
-            seen.add(relative)
-            try:
-                chunks = await asyncio.to_thread(_load_and_chunk, file, root, base_url, title_repeat)
-            except Exception as exc:
-                # One bad file must not stop the run; its stored chunks stay as they were.
-                log.warning("skipping %s: %s", relative, exc, exc_info=not isinstance(exc, IngestSourceError))
-                summary.files_failed.append(f"{relative}: {_reason(exc, file)}")
-            else:
-                await sync.document(relative, chunks)
-            bar.update(1)
-    if not single:
-        gone = [doc for doc in stored if not is_remote(doc) and doc not in seen]
-        await sync.remove_documents(gone)
+    loader = functools.partial(_load_and_chunk, root=root, base_url=base_url, title_repeat=title_repeat,
+                               follow_symlinks=options.follow_symlinks)
+    await _sync_files(scan.files, root, sync, loader, progress)
+    await sync.remove_documents(gone)
     await sync.finish()
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def claim_root(state_path: Path, collection: str, source: Path, *, replace: bool = False) -> Path | None:
-    """Record the folder ``collection`` mirrors, and return the root to ingest ``source`` under.
+def _check_arguments(path: Path, base_url: str | None, batch_size: int) -> None:
+    if not path.exists() and not path.is_symlink():
+        raise IngestSourceError(f"cannot ingest {str(path)!r}: no such file or folder")
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise IngestSourceError(f"base URL {base_url!r} is not an http:// or https:// URL")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
 
-    Args:
-        state_path: JSON file mapping collection names to their folders.
-        collection: the collection ingested into.
-        source: the folder or file given to ``ragbot ingest``.
-        replace: let a different folder take over the collection (its documents replace the
-            previous folder's).
 
-    Returns:
-        The recorded root for a single file inside it (None when none is recorded yet).
+def _single_file(path: Path, root: Path, options: IngestOptions) -> FolderScan:
+    """The one file of a single-file ingest, if it may be read.
 
     Raises:
-        IngestSourceError: ``source`` is another folder than the recorded one (without
-            ``replace``), or a single file outside it.
+        IngestSourceError: it is a link (without ``follow_symlinks``), a FIFO or device, outside
+            ``root``, of an unsupported type or too large.
     """
-    import json
+    if path.is_symlink() and not options.follow_symlinks:
+        raise IngestSourceError(f"{path}: is a symbolic link; ragbot does not follow links unless "
+                                "asked to (--follow-symlinks)")
+    if not path.exists():
+        raise IngestSourceError(f"{path}: symbolic link to nothing")
+    info = path.stat()
+    kind = file_kind(info.st_mode)
+    if kind is not None:
+        raise IngestSourceError(f"{path}: is a {kind}, not a regular file; nothing was read")
+    real = path.resolve()
+    if not real.is_relative_to(root.resolve()):
+        where = f"resolves to {str(real)!r}, which is" if real != path else "is"
+        raise IngestSourceError(f"{str(path)!r} {where} not inside {str(root)!r}; nothing was read")
+    if not is_supported(path):
+        raise IngestSourceError(f"cannot ingest {str(path)!r}: {describe_left_out([path], [])}")
+    if info.st_size > MAX_FILE_BYTES:
+        raise IngestSourceError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MB, not read")
+    return FolderScan(files=[path])
 
-    source = source.resolve()
-    roots: dict[str, str] = json.loads(state_path.read_text("utf-8")) if state_path.exists() else {}
-    recorded = Path(roots[collection]) if collection in roots else None
-    if source.is_file():
-        if recorded is not None and not source.is_relative_to(recorded):
-            raise IngestSourceError(
-                f"{str(source)!r} is outside {str(recorded)!r}, the folder collection {collection!r} "
-                "mirrors: ingest that folder, or use another --collection"
-            )
-        return recorded
-    if recorded is not None and recorded != source and not replace:
-        raise IngestSourceError(
-            f"collection {collection!r} mirrors {str(recorded)!r}; ingesting {str(source)!r} would "
-            "remove its documents. Use --collection NAME for a second knowledge base, or --replace"
+
+async def stored_documents(
+    store: VectorStore, embedder: Embedder, collection: str
+) -> dict[str, DocumentState]:
+    """What the collection holds, without creating it; {} when it does not exist yet.
+
+    Raises:
+        EmbeddingModelMismatchError: the collection was built with another model.
+    """
+    info = await store.collection_info(collection)
+    if info is None:
+        return {}
+    if (info.model_id, info.dimension) != (embedder.model_id, embedder.dimension):
+        raise EmbeddingModelMismatchError(
+            collection=collection, stored_model=info.model_id, stored_dim=info.dimension,
+            model=embedder.model_id, dim=embedder.dimension,
         )
-    roots[collection] = str(source)
-    state_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = state_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(roots, indent=1), "utf-8")
-    tmp.replace(state_path)
-    return None
+    return await store.documents(collection)
 
 
-def _load_and_chunk(path: Path, root: Path, base_url: str | None, title_repeat: int) -> list[DocumentChunk]:
-    return chunk_document(load_file(path, root=root, base_url=base_url), title_repeat=title_repeat)
+async def _sync_files(
+    files: list[Path], root: Path, sync: DocumentSync,
+    loader: Callable[[Path], list[DocumentChunk]], progress: bool | None,
+) -> None:
+    """Load, chunk and hand over each file; one bad file is reported and keeps its stored chunks."""
+    with tqdm(total=len(files), unit="file", desc="ingest", file=sys.stderr,
+              disable=not show_progress(progress)) as bar:
+        for file in files:
+            relative = file.relative_to(root).as_posix()
+            try:
+                chunks = await asyncio.to_thread(loader, file)
+            except Exception as exc:
+                log.warning("skipping %s: %s", relative, exc, exc_info=not isinstance(exc, IngestSourceError))
+                sync.summary.files_failed.append(f"{relative}: {_reason(exc, file)}")
+            else:
+                await sync.document(relative, chunks)
+            bar.update(1)
+
+
+def _load_and_chunk(
+    path: Path, *, root: Path, base_url: str | None, title_repeat: int, follow_symlinks: bool
+) -> list[DocumentChunk]:
+    document = load_file(path, root=root, base_url=base_url, follow_symlinks=follow_symlinks)
+    return chunk_document(document, title_repeat=title_repeat)
 
 
 def _reason(exc: Exception, path: Path) -> str:
@@ -216,12 +245,37 @@ class _PendingDocument:
     stale_ids: list[str]
 
 
+@dataclass(frozen=True, slots=True)
+class _Packed:
+    """An embedding held until its document is written, in arrays (a float list costs 4x more)."""
+
+    dense: array[float]
+    indices: array[int] | None
+    values: array[float] | None
+    model_used: str
+
+    @classmethod
+    def of(cls, emb: EmbeddingResponse) -> _Packed:
+        sparse = emb.sparse_vector
+        return cls(array("d", emb.embedding_vector), None if sparse is None else array("q", sparse.indices),
+                   None if sparse is None else array("d", sparse.values), emb.model_used)
+
+    def unpack(self) -> EmbeddingResponse:
+        sparse = None
+        if self.indices is not None and self.values is not None:
+            sparse = SparseVector.model_construct(indices=self.indices.tolist(), values=self.values.tolist())
+        return EmbeddingResponse.model_construct(embedding_vector=self.dense.tolist(), sparse_vector=sparse,
+                                                 model_used=self.model_used, execution_time=0.0)
+
+
 class DocumentSync:
     """Applies per-document chunk sets to a collection, writing only what changed.
 
     Feed each document's fresh chunks to ``document``; chunks are embedded in
-    batches of ``batch_size`` and a document is written once all of its chunks
-    are embedded. Call ``finish`` at the end to write what is left.
+    batches of ``batch_size`` (fewer when they are long: ``MAX_BATCH_CHARS``) and a
+    document is written once all of its chunks are embedded. Call ``finish`` at the
+    end to write what is left. With ``dry_run`` nothing is embedded or written: the
+    summary counts what would be, and ``summary.changes`` names each document.
     """
 
     def __init__(
@@ -235,8 +289,10 @@ class DocumentSync:
         batch_size: int = 64,
         title_repeat: int = DEFAULT_TITLE_REPEAT,
         lexicon: LexiconFile | None = None,
+        dry_run: bool = False,
     ) -> None:
         self.store = store
+        self.dry_run = dry_run
         self.lexicon = lexicon
         self.title_repeat = title_repeat
         self.embedder = embedder
@@ -245,8 +301,11 @@ class DocumentSync:
         self.summary = summary
         self.batch_size = batch_size
         self._queue: list[DocumentChunk] = []
-        self._embedded: list[tuple[DocumentChunk, EmbeddingResponse]] = []
+        self._embedded: list[tuple[DocumentChunk, _Packed]] = []
         self._documents: list[_PendingDocument] = []
+        #: Leading entries of ``_embedded`` whose documents are complete, and their stale ids.
+        self._ready = 0
+        self._stale: list[str] = []
 
     def unchanged(self, source_document: str, chunks: Sequence[DocumentChunk]) -> bool:
         """True when the store already holds exactly these chunks (same hash, same ids)."""
@@ -286,6 +345,10 @@ class DocumentSync:
         self.summary.chunks_updated += len(new & old)
         self.summary.chunks_added += len(new - old)
         self.summary.chunks_removed += len(old - new)
+        if self.dry_run:
+            verb = "update" if state else "add"
+            self.summary.changes.append(f"{verb} {source_document} ({len(new)} chunks)")
+            return
         self._queue.extend(chunks)
         self._documents.append(_PendingDocument(len(chunks), sorted(old - new)))
         await self._drain(final=False)
@@ -300,6 +363,9 @@ class DocumentSync:
             if state is None or not state.chunk_ids:
                 continue
             self.summary.chunks_removed += len(state.chunk_ids)
+            if self.dry_run:
+                self.summary.changes.append(f"remove {name} ({len(state.chunk_ids)} chunks)")
+                continue
             self._documents.append(_PendingDocument(0, sorted(state.chunk_ids)))
         await self._drain(final=False)
 
@@ -309,33 +375,59 @@ class DocumentSync:
         if self.lexicon is not None:
             self.lexicon.save()
 
+    def _next_batch(self) -> tuple[list[DocumentChunk], list[str]]:
+        """Up to ``batch_size`` queued chunks whose padded size stays within ``MAX_BATCH_CHARS``."""
+        batch: list[DocumentChunk] = []
+        texts: list[str] = []
+        longest = 0
+        for chunk in self._queue[: self.batch_size]:
+            text = embedding_text(chunk, title_repeat=self.title_repeat)
+            if batch and max(longest, len(text)) * (len(batch) + 1) > MAX_BATCH_CHARS:
+                break
+            batch.append(chunk)
+            texts.append(text)
+            longest = max(longest, len(text))
+        del self._queue[: len(batch)]
+        return batch, texts
+
     async def _drain(self, *, final: bool) -> None:
         while len(self._queue) >= self.batch_size or (final and self._queue):
-            batch = self._queue[: self.batch_size]
-            del self._queue[: self.batch_size]
-            texts = [embedding_text(c, title_repeat=self.title_repeat) for c in batch]
-            vectors = await self.embedder.embed_documents(texts)
+            batch, texts = self._next_batch()
+            try:
+                vectors = await self.embedder.embed_documents(texts)
+            except Exception:
+                await self._save_before_failing()
+                raise
             if len(vectors) != len(batch):
                 raise ProviderResponseError(
                     f"asked for {len(batch)} embeddings, got {len(vectors)}", provider=self.embedder.model_id
                 )
-            self._embedded.extend(zip(batch, vectors, strict=True))
-        await self._write_complete()
+            self._embedded.extend((c, _Packed.of(v)) for c, v in zip(batch, vectors, strict=True))
+        await self._write_complete(final=final)
 
-    async def _write_complete(self) -> None:
-        chunks: list[DocumentChunk] = []
-        vectors: list[EmbeddingResponse] = []
-        stale: list[str] = []
-        taken = 0
-        while self._documents and self._documents[0].chunks <= len(self._embedded) - taken:
+    async def _save_before_failing(self) -> None:
+        """Write the documents already complete, so the next run starts after them."""
+        try:
+            await self._write_complete(final=True)
+        except Exception as exc:  # the embedding failure is the error to report
+            log.warning("could not save the documents embedded before the failure: %s", exc)
+
+    async def _write_complete(self, *, final: bool) -> None:
+        """Write the documents whose chunks are all embedded, once ``WRITE_BATCH`` of them are ready.
+
+        Fewer, larger writes: the store flushes each one to disk before it returns.
+        """
+        while self._documents and self._documents[0].chunks <= len(self._embedded) - self._ready:
             pending = self._documents.pop(0)
-            for chunk, vector in self._embedded[taken : taken + pending.chunks]:
-                chunks.append(chunk)
-                vectors.append(vector)
-            taken += pending.chunks
-            stale.extend(pending.stale_ids)
-        del self._embedded[:taken]
-        if chunks:
-            await self.store.upsert(self.collection, chunks, vectors)
+            self._ready += pending.chunks
+            self._stale.extend(pending.stale_ids)
+        if not final and self._ready < WRITE_BATCH and len(self._stale) < WRITE_BATCH:
+            return
+        done, self._embedded = self._embedded[: self._ready], self._embedded[self._ready :]
+        stale, self._stale, self._ready = self._stale, [], 0
+        # In slices: a document of 30,000 chunks must not become 30,000 points in memory at once.
+        for start in range(0, len(done), WRITE_BATCH):
+            part = done[start : start + WRITE_BATCH]
+            await self.store.upsert(self.collection, [c for c, _ in part], [v.unpack() for _, v in part])
         if stale:
             await self.store.delete(self.collection, stale)

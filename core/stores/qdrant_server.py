@@ -29,6 +29,7 @@ local in-process mode (exact search, no payload indexes), for tests.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
@@ -45,7 +46,7 @@ from core.errors import (
     StoreUnavailableError,
 )
 from core.models import DocumentChunk, EmbeddingResponse, RetrievalRequest
-from core.protocols import CollectionInfo, DocumentState, Hit, HybridHits
+from core.protocols import CollectionInfo, DocumentState, Hit, HybridHits, StoreHealth
 from core.settings import Settings
 from core.stores.ids import collection_name, point_id
 from core.stores.points import DOCUMENT_FIELDS, DocumentGroups, vector_embeddings
@@ -58,6 +59,8 @@ INDEXED_FIELDS = ("source_document", "section", "tags", "url")
 #: Points per upsert request: keeps each request well under the server's 32 MB body limit.
 UPSERT_BATCH = 256
 SCROLL_PAGE = 1000
+#: Seconds ``health()`` waits for the server.
+HEALTH_TIMEOUT = 5.0
 #: Namespace for turning chunk ids that are not UUIDs into stable point ids.
 
 T = TypeVar("T")
@@ -429,6 +432,19 @@ class QdrantServerStore:
         dense_hits = [_hit(p) for p in responses[0].points]
         sparse_hits = [_hit(p) for p in responses[1].points] if len(responses) > 1 else []
         return HybridHits(dense=dense_hits, sparse=sparse_hits)
+
+    async def health(self) -> StoreHealth:
+        """Whether the server answers a collection listing within ``HEALTH_TIMEOUT`` seconds."""
+        if self._closed:
+            return StoreHealth(ok=False, writable=False, detail=f"the Qdrant store for {self.url} is closed")
+        try:
+            await asyncio.wait_for(
+                self._call("", "get_collections", self._client.get_collections()), HEALTH_TIMEOUT
+            )
+        except (StoreError, TimeoutError, ValueError, RuntimeError) as exc:
+            reason = str(exc) or f"no answer in {HEALTH_TIMEOUT:g} s"
+            return StoreHealth(ok=False, writable=False, detail=f"Qdrant at {self.url}: {reason}")
+        return StoreHealth(ok=True, writable=True, detail=f"Qdrant at {self.url}")
 
     async def close(self) -> None:
         """Close the client's connections; later calls raise StoreUnavailableError."""

@@ -1,0 +1,161 @@
+"""Which files of a docs folder are read: regular files that stay inside the folder, nothing else.
+
+A docs folder may hold a link to ``~/.env`` or ``/etc/passwd``, a FIFO that blocks the
+first reader forever, or a device. ``scan_folder`` never opens anything: it classifies
+each entry from ``lstat``. Symbolic links are skipped unless ``follow_symlinks`` is
+given, and even then only a link whose resolved path stays inside the folder is read.
+Hidden entries and build folders are not walked; files over ``MAX_FILE_BYTES`` are
+skipped. ``load_file`` checks the same things again when it opens a file, since the
+folder can change between the walk and the read.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.ingest.loaders import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, is_supported
+
+log = logging.getLogger(__name__)
+
+#: Folders never walked: build output, dependencies, and hidden folders (.git, .docusaurus ...).
+SKIPPED_DIRS = frozenset({"node_modules", "build", "__pycache__", "site-packages"})
+
+SYMLINK = "symbolic link, not followed (--follow-symlinks reads links that stay inside the folder)"
+OUTSIDE = "symbolic link to a path outside the docs folder, not followed"
+BROKEN = "symbolic link to nothing"
+LOOP = "symbolic link to a folder read already"
+TOO_LARGE = f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
+_KINDS = {stat.S_IFIFO: "FIFO", stat.S_IFSOCK: "socket", stat.S_IFCHR: "character device",
+          stat.S_IFBLK: "block device"}
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file left out for safety or size: its path relative to the folder and why."""
+
+    path: str
+    reason: str
+
+    def line(self) -> str:
+        """``users.txt: symbolic link, not followed (...)``."""
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(slots=True)
+class FolderScan:
+    """What a folder holds: files to read, files of unsupported types, entries skipped."""
+
+    files: list[Path] = field(default_factory=list)
+    unsupported: list[Path] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def nothing_to_ingest(self, root: Path) -> str:
+        """The message for a folder without a single file to read, naming what was found instead."""
+        return f"nothing to ingest in {str(root)!r}: " + describe_left_out(self.unsupported, self.skipped)
+
+
+def describe_left_out(unsupported: list[Path], skipped: list[Skipped]) -> str:
+    """``3 .pdf, 1 .docx: not supported (...); pipe.md: FIFO, never opened``, or "the folder is empty"."""
+    parts: list[str] = []
+    if unsupported:
+        counts = Counter(p.suffix.lower() or "(no extension)" for p in unsupported)
+        listed = ", ".join(f"{n} {suffix}" for suffix, n in counts.most_common())
+        parts.append(f"{listed}: not supported (ragbot reads {', '.join(sorted(SUPPORTED_SUFFIXES))})")
+    by_reason: dict[str, list[str]] = {}
+    for item in skipped:
+        by_reason.setdefault(item.reason, []).append(item.path)
+    for reason, paths in by_reason.items():
+        named = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        parts.append(f"{named}: {reason}")
+    return "; ".join(parts) or "the folder is empty (hidden files and build folders are not read)"
+
+
+def file_kind(mode: int) -> str | None:
+    """None for a regular file, else what it is (``FIFO``, ``socket``, ``character device`` ...)."""
+    if stat.S_ISREG(mode):
+        return None
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def scan_folder(root: Path, *, follow_symlinks: bool = False) -> FolderScan:
+    """Classify every entry under ``root``, sorted, folders after the files beside them.
+
+    Raises:
+        OSError: ``root`` itself cannot be listed.
+    """
+    real_root = root.resolve()
+    scan = FolderScan()
+    visited = {real_root}
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        subfolders: list[Path] = []
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            relative = path.relative_to(root).as_posix()
+            if entry.is_symlink():
+                target = _link_target(path, real_root, follow_symlinks, visited, scan, relative)
+                if target is None:
+                    continue
+                if target.is_dir():
+                    visited.add(target)
+                    subfolders.append(path)
+                    continue
+                info = os.stat(target)
+                mode, size = info.st_mode, info.st_size
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_DIRS:
+                    subfolders.append(path)
+                continue
+            else:
+                info = entry.stat(follow_symlinks=False)
+                mode, size = info.st_mode, info.st_size
+            _classify(scan, path, relative, mode, size)
+        pending.extend(reversed(subfolders))
+    return scan
+
+
+def _link_target(
+    path: Path, real_root: Path, follow: bool, visited: set[Path], scan: FolderScan, relative: str
+) -> Path | None:
+    """The resolved target of a link that may be read, or None (recorded as skipped)."""
+    reason: str | None = SYMLINK if not follow else None
+    target = path.resolve()
+    if reason is None:
+        if not target.exists():
+            reason = BROKEN
+        elif not target.is_relative_to(real_root):
+            reason = OUTSIDE
+        elif target.is_dir() and target in visited:
+            reason = LOOP
+    if reason is not None:
+        log.warning("skipping %s: %s", relative, reason)
+        scan.skipped.append(Skipped(relative, reason))
+        return None
+    return target
+
+
+def _classify(scan: FolderScan, path: Path, relative: str, mode: int, size: int) -> None:
+    kind = file_kind(mode)
+    if kind is not None:
+        reason = f"{kind}, never opened"
+    elif not is_supported(path):
+        log.info("skipping %s: unsupported file type", relative)
+        scan.unsupported.append(path)
+        return
+    elif size > MAX_FILE_BYTES:
+        reason = TOO_LARGE
+    else:
+        scan.files.append(path)
+        return
+    log.warning("skipping %s: %s", relative, reason)
+    scan.skipped.append(Skipped(relative, reason))
