@@ -106,7 +106,7 @@ def shape_problem(payload: dict[str, Any], *, depth: int = 0, where: str = "body
     children: list[tuple[str, Any]] = [(key, payload.get(key)) for key in _OBJECT_OR_TEXT]
     for key in _OBJECTS:
         value = payload.get(key)
-        if value is not None and not isinstance(value, dict):
+        if key in payload and not isinstance(value, dict):  # null too: bolt reads .get("event", {}).get
             return f"{where}.{key} is not an object"
         children.append((key, value))
     for key in _OBJECT_LISTS:
