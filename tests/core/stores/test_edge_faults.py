@@ -119,6 +119,54 @@ async def test_kill_9_while_creating_is_rebuilt_by_the_next_ingest(
     await store.close()
 
 
+RESYNC_KILLER = """
+import asyncio, os, signal, sys
+from pathlib import Path
+from core.stores.qdrant_embedded import EdgeVectorStore
+from tests.core.stores.test_edge_faults import ingest
+
+def die(*_args, **_kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+if sys.argv[3] == "after-upsert":
+    real = EdgeVectorStore.upsert
+    async def upsert(self, *args):
+        await real(self, *args)
+        die()
+    EdgeVectorStore.upsert = upsert
+else:
+    EdgeVectorStore.delete = die
+
+asyncio.run(ingest(EdgeVectorStore(root=Path(sys.argv[1])), Path(sys.argv[2]), "https://b.example"))
+"""
+
+
+@pytest.mark.parametrize("point", ["after-upsert", "before-delete"])
+async def test_kill_9_during_a_re_sync_is_repaired_by_the_next_one(tmp_path: Path, point: str) -> None:
+    root = tmp_path / "qdrant"
+    docs = write_docs(tmp_path / "docs", pages=4)
+    store = EdgeVectorStore(root=root)
+    await ingest(store, docs)
+    await store.close()
+    for page in docs.iterdir():  # shorter pages: the re-sync upserts, then deletes stale chunks
+        page.write_text(page.read_text("utf-8")[:900], encoding="utf-8")
+    child = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-c", RESYNC_KILLER, str(root), str(docs), point], cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, timeout=60)
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    reference = InMemoryVectorStore()
+    await ingest_path(docs, store=reference, embedder=FakeEmbedder(dimension=DIM), collection=COLLECTION,
+                      base_url="https://b.example", progress=False)
+    store = EdgeVectorStore(root=root)
+    await ingest(store, docs, base_url="https://b.example")
+    assert {k: (v.content_hash, v.chunk_ids) for k, v in (await store.documents(COLLECTION)).items()} == {
+        k: (v.content_hash, v.chunk_ids) for k, v in (await reference.documents(COLLECTION)).items()}
+    again = await ingest_path(docs, store=store, embedder=FakeEmbedder(dimension=DIM), collection=COLLECTION,
+                              base_url="https://b.example", progress=False)
+    assert again.chunks_added == again.chunks_updated == again.chunks_removed == 0
+    await store.close()
+
+
 async def test_a_shard_with_chunks_but_no_collection_json_is_not_thrown_away(tmp_path: Path) -> None:
     store = EdgeVectorStore(root=tmp_path)
     await ingest(store, write_docs(tmp_path / "docs"))
