@@ -213,4 +213,5 @@ def thread_name(question: str) -> str:
     Returns:
         A non-empty thread name.
     """
-    return truncate(" ".join(question.split()), THREAD_NAME_LIMIT) or "ragbot answer"
+    # Defused too: a thread name pings nobody, but it should not read as one that might.
+    return truncate(" ".join(defuse(question).split()), THREAD_NAME_LIMIT) or "ragbot answer"
