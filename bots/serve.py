@@ -59,6 +59,10 @@ def store_probe(runtime: Runtime) -> Any:
     collection = runtime.settings.collection
 
     async def probe() -> dict[str, Any]:
+        health = await runtime.store.health()
+        if not health.ok or not health.writable:
+            # A deleted folder or a full disk: answers or ingests would fail, so say it here.
+            return {"collection": collection, **health.as_dict(), "ok": False}
         info = await runtime.store.collection_info(collection)
         if info is None:
             return {"ok": False, "collection": collection, "detail": "not ingested yet: run ragbot ingest"}

@@ -104,3 +104,21 @@ async def test_retention_deletes_old_history_in_the_background(tmp_path: Path) -
 def test_board_refuses_unknown_states() -> None:
     with pytest.raises(ValueError, match="unknown adapter state 'up'"):
         HealthBoard(console=print).report("slack", "up")
+
+
+async def test_healthz_store_probe_says_a_store_that_cannot_write() -> None:
+    from types import SimpleNamespace
+
+    from bots.serve import store_probe
+    from core.fakes import InMemoryVectorStore
+    from core.protocols import StoreHealth
+
+    store = InMemoryVectorStore()
+
+    async def deleted() -> StoreHealth:
+        return StoreHealth(ok=False, writable=False, detail="store folder deleted while ragbot was running")
+
+    store.health = deleted  # type: ignore[method-assign]
+    runtime = SimpleNamespace(settings=SimpleNamespace(collection="docs"), store=store)
+    body = await store_probe(runtime)()  # type: ignore[arg-type]
+    assert body["ok"] is False and "deleted" in body["detail"] and body["collection"] == "docs"
