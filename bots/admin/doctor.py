@@ -150,6 +150,7 @@ async def check_store(settings: Settings, *, serving: bool) -> list[Check]:
             return [judge_collection(settings, None)]
         store = open_store(settings)
         try:
+            store_health = await store.health()
             found = await store.collection_info(settings.collection)
         finally:
             await store.close()
@@ -157,6 +158,10 @@ async def check_store(settings: Settings, *, serving: bool) -> list[Check]:
         return [Check("vector store", "FAIL", str(exc), "see docs/troubleshooting.md")]
     info = None if found is None else {"model": found.model_id, "dimension": found.dimension,
                                        "points": found.points}
+    if not store_health.writable:
+        # Searches may still work, but the next ingest would fail: free space or restore the folder.
+        return [judge_collection(settings, info),
+                Check("store writes", "FAIL", store_health.detail, "free disk space or restore the data folder")]
     return [judge_collection(settings, info)]
 
 
