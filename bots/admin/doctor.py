@@ -161,7 +161,8 @@ async def check_store(settings: Settings, *, serving: bool) -> list[Check]:
     if not store_health.writable:
         # Searches may still work, but the next ingest would fail: free space or restore the folder.
         return [judge_collection(settings, info),
-                Check("store writes", "FAIL", store_health.detail, "free disk space or restore the data folder")]
+                Check("store writes", "FAIL", store_health.detail,
+                      "free disk space or restore the data folder")]
     return [judge_collection(settings, info)]
 
 
