@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from core.errors import InputError, RagbotError
+from core.errors import InputError, RagbotError, StoreBusyError, StoreUnavailableError
 from core.jsonl import BadLine, iter_models
 from core.models import AgentResponse, AskRequest, EventType, ResponseStatus, validate_collection_name
 from core.settings import Settings, load_settings
@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow removing more than half of the collection, or all of it")
     p.add_argument("--dry-run", action="store_true",
                    help="write nothing; list what would be added, updated and removed")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse to ingest while a page looks like instructions to an AI assistant")
     p.add_argument("--follow-symlinks", action="store_true",
                    help="read symbolic links whose target stays inside the docs folder")
     p.set_defaults(func=cmd_ingest)
@@ -207,7 +209,7 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
     from bots.chat.asking import log_sent
 
     async with _runtime(settings) as runtime:
-        if await runtime.store.collection_info(settings.collection) is None:
+        if await _when_free(settings, runtime) is None:
             raise InputError(f"nothing has been ingested into collection {settings.collection!r} yet: "
                              "run `ragbot ingest PATH` first")
 
@@ -219,6 +221,42 @@ async def _answerer(settings: Settings) -> AsyncIterator[Ask]:
             return response
 
         yield local
+
+
+def _busy(exc: BaseException) -> bool:
+    """The knowledge base is locked by another ragbot process (``StoreBusyError``, or a WouldBlock)."""
+    return isinstance(exc, StoreBusyError) or (
+        isinstance(exc, StoreUnavailableError) and "WouldBlock" in f"{exc} {exc.__cause__!r}")
+
+
+async def _when_free(settings: Settings, runtime: Runtime) -> Any:
+    """The collection's info once no other ragbot process holds the knowledge base.
+
+    Another ``ragbot ask --batch`` or ``ingest`` holds it while it runs: wait (saying so, once)
+    up to ``RAGBOT_STORE_WAIT`` seconds, then answer, instead of failing at once.
+
+    Raises:
+        StoreUnavailableError: still held after the wait, or unusable for another reason.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + settings.store_wait
+    said = False
+    while True:
+        try:
+            return await runtime.store.collection_info(settings.collection)
+        except StoreUnavailableError as exc:
+            if not _busy(exc):
+                raise
+            if loop.time() >= deadline:
+                raise StoreUnavailableError(
+                    f"the knowledge base in {settings.data_dir} was still in use by another ragbot process "
+                    f"after {settings.store_wait:g} s (RAGBOT_STORE_WAIT); run the command again when it "
+                    "has finished, or run `ragbot serve`, which every command then hands work to") from exc
+            if not said:
+                print(f"ragbot: another ragbot process (an ingest or a batch) is using the knowledge base; "
+                      f"waiting up to {settings.store_wait:g} s for it ...", file=sys.stderr, flush=True)
+                said = True
+            await asyncio.sleep(0.5)
 
 
 # ---------------------------------------------------------------------- commands
@@ -236,7 +274,8 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
             raise InputError(f"nothing to ingest at {source!r}: no such file or folder")
         # A file's own name is kept: resolving it would follow a link to wherever it points.
         source = str(path.resolve() if path.is_dir() else path.parent.resolve() / path.name)
-    options = IngestOptions(follow_symlinks=args.follow_symlinks, prune=args.prune, dry_run=args.dry_run)
+    options = IngestOptions(follow_symlinks=args.follow_symlinks, prune=args.prune, dry_run=args.dry_run,
+                            strict=args.strict)
     request = {"op": "ingest", "source": source, "collection": collection, "base_url": args.base_url,
                "replace": args.replace, "options": options.as_request()}
     reply = await _handed(settings, request)
@@ -261,6 +300,8 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         print(f"  left out: {left_out}", file=sys.stderr)
     for invalid in summary.chunks_invalid:
         print(f"  skipped chunk: {invalid}", file=sys.stderr)
+    for page in summary.instructions:
+        print(f"  looks like instructions to an assistant: {page}", file=sys.stderr)
     # Every file unreadable is bad input a cron job must notice; a few are reported and tolerated.
     return 2 if summary.files and len(summary.files_failed) == summary.files else 0
 

@@ -7,6 +7,7 @@ opened, so a wiring step that fails closes what the earlier steps opened.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import getpass
@@ -235,6 +236,8 @@ async def ingest(
         if not source.startswith(("http://", "https://")):
             claim = RootClaim(settings.data_dir / "ingest-roots.json", collection, Path(source),
                               replace=replace)
+        instructions = await check_instructions(source, root=claim.root if claim else None,
+                                                strict=options.strict)
         summary = await ingest_source(
             source, store=runtime.store, embedder=runtime.embedder, collection=collection,
             base_url=base_url, progress=progress, title_repeat=settings.title_repeat,
@@ -242,6 +245,7 @@ async def ingest(
             state_path=settings.data_dir / f"sitemap-{collection}.json",
             lexicon=LexiconFile(path=lexicon_path(settings, collection)),
         )
+        summary.instructions = instructions
         if claim is not None:
             claim.record(summary)
     except Exception as exc:
@@ -268,6 +272,27 @@ async def record_ingest(
         return
     await activity.log(AgentLogEntry(
         event_type=EventType.ERROR, error_details=f"ingest of {source} into {collection} failed: {error}"))
+
+
+async def check_instructions(source: str, *, root: Path | None, strict: bool) -> list[str]:
+    """Pages of a local ``source`` that look like instructions to an assistant (``--strict``: refuse).
+
+    Raises:
+        IngestSourceError: ``strict`` and at least one such page; nothing is ingested.
+    """
+    from core.errors import IngestSourceError
+    from core.ingest.injection import scan_folder
+
+    if source.startswith(("http://", "https://")):
+        if strict:
+            raise IngestSourceError("--strict checks local folders only; a sitemap's pages are not scanned")
+        return []
+    found = [s.line() for s in await asyncio.to_thread(scan_folder, Path(source), root=root)]
+    if strict and found:
+        raise IngestSourceError(
+            f"refused (--strict): {len(found)} page(s) look like instructions to an assistant, "
+            f"not documentation: {'; '.join(found[:5])}. Fix them, or ingest without --strict")
+    return found
 
 
 async def build_services(settings: Settings) -> Services:

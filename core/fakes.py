@@ -257,6 +257,8 @@ class StoredQuery:
     error: str | None = None
     history: list[StatusChange] = field(default_factory=list)
     response_state: ResponseState | None = None
+    #: The process that created it (pid, start time), as SQLite's migration 0003 records.
+    owner: tuple[int, str | None] = field(default_factory=current_owner)
 
     def enter(self, machine: Literal["query", "response"], status: str, error: str | None = None) -> None:
         """Append one history entry, now (``entered_at`` never goes backwards, as row ids in SQLite)."""
@@ -264,8 +266,6 @@ class StoredQuery:
         self.history.append(StatusChange(machine=machine, status=status, entered_at=at, error=error))
 
 
-    #: The process that created it (pid, start time), as SQLite's migration 0003 records.
-    owner: tuple[int, str | None] = field(default_factory=current_owner)
 def _check_aware(value: datetime | None, name: str) -> None:
     """Refuse a naive datetime as SqliteStore does: its instant would be a guess."""
     if value is not None and value.utcoffset() is None:

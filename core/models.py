@@ -1003,6 +1003,8 @@ class IngestSummary(BaseModel):
     dry_run: bool = False
     #: "add|update|remove <document> (<n> chunks)", filled by a dry run.
     changes: list[str] = Field(default_factory=list)
+    #: Pages that look like instructions to an AI assistant (core/ingest/injection.py).
+    instructions: list[str] = Field(default_factory=list)
     seconds: float = 0.0
 
     def line(self) -> str:
@@ -1023,4 +1025,6 @@ class IngestSummary(BaseModel):
             text += f"; {self.chunks_repaired} chunk URL(s) repaired"
         if self.chunks_invalid:
             text += f"; {len(self.chunks_invalid)} invalid chunk(s) skipped"
+        if self.instructions:
+            text += f"; {len(self.instructions)} page(s) look like instructions to an assistant"
         return text

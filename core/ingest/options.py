@@ -32,13 +32,16 @@ class IngestOptions:
     prune: bool = False
     #: Write nothing; the summary lists what would be added, updated and removed.
     dry_run: bool = False
+    #: Refuse the whole ingest while a page looks like instructions to an assistant.
+    strict: bool = False
 
     @classmethod
     def from_request(cls, value: Any) -> IngestOptions:
         """The options a CLI sent over the control socket (missing or unknown keys: defaults)."""
         if not isinstance(value, dict):
             return cls()
-        return cls(**{name: bool(value.get(name)) for name in ("follow_symlinks", "prune", "dry_run")})
+        names = ("follow_symlinks", "prune", "dry_run", "strict")
+        return cls(**{name: bool(value.get(name)) for name in names})
 
     def as_request(self) -> dict[str, bool]:
         """The JSON form ``from_request`` reads."""
