@@ -51,13 +51,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"ragbot: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line."""
-    parser = _Parser(prog="ragbot", description="Answer questions from your docs, grounded and cited.")
-    parser.add_argument("--version", action="version", version=f"ragbot {_version()}")
-    # Not required: a bare `ragbot` lists the commands (main prints the help).
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
+def _add_ingest(sub: Any) -> None:
+    """``ragbot ingest`` and its safety options."""
     p = sub.add_parser("ingest", help="add or refresh a folder, file or sitemap URL in the knowledge base")
     p.add_argument("source", help="folder, file, or https://site/sitemap.xml")
     p.add_argument("--collection", type=_collection, help="collection name (default: RAGBOT_COLLECTION)")
@@ -74,6 +69,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--follow-symlinks", action="store_true",
                    help="read symbolic links whose target stays inside the docs folder")
     p.set_defaults(func=cmd_ingest)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    parser = _Parser(prog="ragbot", description="Answer questions from your docs, grounded and cited.")
+    parser.add_argument("--version", action="version", version=f"ragbot {_version()}")
+    # Not required: a bare `ragbot` lists the commands (main prints the help).
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    _add_ingest(sub)
 
     p = sub.add_parser("ask", help="answer one question (or a JSONL batch)")
     p.add_argument("question", nargs="?", help="the question")
