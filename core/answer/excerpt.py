@@ -210,6 +210,7 @@ def choose_excerpts(
     scored = _ranked(question, everything, chunks, weights, q_pairs, cosines)
     excerpts: list[Excerpt] = []
     used: set[str] = set()
+    quoted: set[str] = set()
     top = scored[0][0] if scored else 0.0
     for score, unit in scored:
         if len(excerpts) >= max_sources or score <= 0 or (excerpts and score < SECOND_SOURCE_RATIO * top):
@@ -220,6 +221,18 @@ def choose_excerpts(
         if excerpts and len(excerpts[0].text) > EXCERPT_CHARS:
             break  # the first excerpt fills the budget; a second page would only add length
         used.add(chunk.url)
-        selected = _grow(per_chunk[unit.chunk], unit.position, weights)
-        excerpts.append(Excerpt(unit.chunk, _render(selected, f"[{unit.chunk + 1}]")))
+        selected = _unseen(_grow(per_chunk[unit.chunk], unit.position, weights), quoted)
+        if selected:
+            excerpts.append(Excerpt(unit.chunk, _render(selected, f"[{unit.chunk + 1}]")))
     return excerpts
+
+
+def _unseen(selected: Sequence[_Unit], quoted: set[str]) -> list[_Unit]:
+    """Drop blocks already quoted (pages repeat a note; chunks overlap), remembering the rest."""
+    kept = []
+    for unit in selected:
+        key = " ".join(unit.block.text.split()).casefold()
+        if key not in quoted:
+            quoted.add(key)
+            kept.append(unit)
+    return kept

@@ -259,3 +259,11 @@ def test_meaning_counts_when_words_differ() -> None:
     meant = ExtractiveGenerator(cosines=cosines).answer(request(question, [page]))
     assert "AI Native" in meant.text and "level of autonomy: [1]" in meant.text
     assert plain.text != meant.text or "AI Native" in plain.text
+
+
+def test_a_block_is_quoted_once_even_when_two_pages_repeat_it() -> None:
+    note = "Since version 2 the default port is 8080, set it with the PORT variable."
+    a = chunk(1, f"Ports.\n\n{note}")
+    b = chunk(2, f"Changelog.\n\n{note}")
+    result = ExtractiveGenerator().answer(request("what is the default port and how do i set it?", [a, b]))
+    assert result.text.count("default port is 8080") == 1
