@@ -14,7 +14,7 @@ from core.ingest.options import IngestOptions
 from core.models import IngestSummary
 from tests.bots.test_cli import kb, run  # noqa: F401  (kb is a fixture)
 
-SECRET = "SLACK_BOT_TOKEN=xoxb-1234-never-in-chat"
+SECRET = "SLACK_BOT_TOKEN=placeholder-never-in-chat"
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_empty_and_unsupported_folders_exit_2_and_claim_nothing(
     roots = json.loads((folders / "data" / "ingest-roots.json").read_text("utf-8"))
     assert roots == {"ragbot": str(folders / "guide")}
     code, out, _ = run(capsys, "ask", "--json", "what is the SLACK_BOT_TOKEN value?")
-    assert "xoxb" not in out
+    assert "never-in-chat" not in out
 
 
 def test_an_emptied_folder_is_refused_dry_run_lists_and_prune_removes(

@@ -25,7 +25,7 @@ from core.models import DocumentChunk, EmbeddingResponse, IngestSummary
 from core.protocols import DocumentState
 
 COLLECTION = "docs"
-SECRET = "SLACK_BOT_TOKEN=xoxb-never-in-chat"
+SECRET = "SLACK_BOT_TOKEN=placeholder-never-in-chat"
 
 
 class CountingStore(InMemoryVectorStore):
@@ -115,7 +115,7 @@ async def test_links_fifos_and_outside_files_are_never_read(docs: Path, tmp_path
         "pipe.md: FIFO, never opened",
         "users.txt: symbolic link, not followed (--follow-symlinks reads links that stay inside the folder)",
     ]
-    assert "xoxb" not in stored_text(store) and "root:" not in stored_text(store)
+    assert "never-in-chat" not in stored_text(store) and "root:" not in stored_text(store)
 
 
 async def test_follow_symlinks_reads_only_links_that_stay_inside(docs: Path, tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ async def test_follow_symlinks_reads_only_links_that_stay_inside(docs: Path, tmp
     assert {line.split(":")[0] for line in summary.files_skipped} == {"deployment-config.md", "escape"}
     assert all("outside the docs folder" in line for line in summary.files_skipped)
     assert {"faq-link.md", "shared/faq.md"} <= set(await store.documents(COLLECTION))
-    assert "xoxb" not in stored_text(store)
+    assert "never-in-chat" not in stored_text(store)
 
 
 async def test_a_device_is_never_opened(docs: Path) -> None:
