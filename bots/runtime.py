@@ -26,7 +26,7 @@ from core.embedders.local import LocalEmbedder
 from core.models import AgentLogEntry, EventType, IngestSummary
 from core.private import private_dir
 from core.protocols import ActivityLog, Embedder, FeedbackStore, Generator, Reranker, VectorStore
-from core.retrieval.lexicon import LexiconCache, LexiconFile
+from core.retrieval.lexicon import LexiconCaches, LexiconFile
 from core.settings import Settings
 from storage.export import export_bundle, export_log, parse_when
 from storage.sqlite import SqliteStore
@@ -70,11 +70,6 @@ class StorageExports:
     async def bundle(self, *, fmt: ExportFormat, since: datetime | None) -> ExportBundle:
         """``storage.export.export_bundle`` over this log and these votes."""
         return await export_bundle(self.log, self.feedback, fmt=fmt, since=since)
-
-
-def lexicon_path(settings: Settings, collection: str) -> Path:
-    """Where a collection's vocabulary is kept (beside the store, in the data folder)."""
-    return settings.data_dir / f"lexicon-{collection}.json"
 
 
 def open_store(settings: Settings) -> VectorStore:
@@ -162,7 +157,7 @@ async def _wire(
         terms=lambda text: frozenset(local.sparse_query(text).indices),
         similarity=local.similarity, reranker=build_reranker(settings, stack),
         cosine=None if embedder is local else local.cosines,
-        lexicon=LexiconCache(path=lexicon_path(settings, settings.collection)).get,
+        lexicon=LexiconCaches(folder=settings.data_dir).get,
     )
     services = Services(
         settings=settings, answers=pipeline, conversations=db, queries=db, activity=db,
@@ -243,7 +238,7 @@ async def ingest(
             base_url=base_url, progress=progress, title_repeat=settings.title_repeat,
             root=claim.root if claim else None, options=options,
             state_path=settings.data_dir / f"sitemap-{collection}.json",
-            lexicon=LexiconFile(path=lexicon_path(settings, collection)),
+            lexicon=LexiconFile(path=LexiconCaches(folder=settings.data_dir).path(collection)),
         )
         summary.instructions = instructions
         if claim is not None:

@@ -69,7 +69,7 @@ from core.protocols import (
     VectorStore,
 )
 from core.retrieval.answerability import Answerability, judge
-from core.retrieval.lexicon import Lexicon
+from core.retrieval.lexicon import Lexicon, no_lexicon
 from core.retrieval.query import understand
 from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score
 from core.settings import Settings
@@ -141,7 +141,7 @@ class RagPipeline:
         reranker: optional second-stage ranking (Cohere rerank).
         cosine: question-chunk cosines of the local model, when another model embeds (see
             HybridRetriever).
-        lexicon: the collection's current vocabulary (query understanding, answerability).
+        lexicon: a collection's current vocabulary (query understanding, ranking by headings).
         retriever: the hybrid retriever; built from the settings when not given.
     """
 
@@ -160,7 +160,7 @@ class RagPipeline:
         similarity: SimilarityFn | None = None,
         reranker: Reranker | None = None,
         cosine: CosineFn | None = None,
-        lexicon: Callable[[], Lexicon] = Lexicon,
+        lexicon: Callable[[str], Lexicon] = no_lexicon,
         retriever: HybridRetriever | None = None,
     ) -> None:
         self.settings = settings
@@ -229,10 +229,6 @@ class RagPipeline:
         return self.scope(top_k=options.top_k, threshold=options.threshold,
                           collection=options.collection_name)
 
-    def _lexicon_for(self, collection: str) -> Lexicon:
-        # The vocabulary kept is the configured collection's; another collection gets none.
-        return self.lexicon() if collection == self.retriever.collection else Lexicon()
-
     async def retrieve(
         self,
         text: str,
@@ -249,7 +245,7 @@ class RagPipeline:
         """
         scope = self.scope(top_k=top_k, collection=collection)
         found = await self._search(text, query=query, scope=scope, filters=filters,
-                                   lexicon=self._lexicon_for(scope.collection), trigger="search tool call")
+                                   lexicon=self.lexicon(scope.collection), trigger="search tool call")
         return found.context
 
     async def search(self, request: QueryRequest) -> SearchResults:
@@ -264,7 +260,7 @@ class RagPipeline:
         started = time.perf_counter()
         scope = self.scope(top_k=request.top_k, threshold=request.threshold,
                            collection=request.collection_name)
-        lexicon = self._lexicon_for(scope.collection)
+        lexicon = self.lexicon(scope.collection)
         text = understand(request.query_text, lexicon).text or request.query_text
         found = await self._search(text, query=None, scope=scope, filters=request.filters, lexicon=lexicon,
                                    step=_unlogged)
@@ -416,7 +412,7 @@ class RagPipeline:
     async def _answer(self, query: UserQuery, started: float, scope: Scope) -> AgentResponse:
         history = (await self.conversations.recent_turns(query.thread_id, limit=self.settings.history_turns)
                    if query.thread_id and self.settings.history_turns else [])
-        lexicon = self._lexicon_for(scope.collection)
+        lexicon = self.lexicon(scope.collection)
         own = understand(query.query_text, lexicon)
         if own.small_talk:
             return plain_reply(query, started, SMALL_TALK_TEXT)

@@ -188,3 +188,31 @@ class LexiconCache:
             self._lexicon = LexiconFile(path=self.path).lexicon()
             self._stamp = stamp
         return self._lexicon
+
+
+class LexiconCaches:
+    """One ``LexiconCache`` per collection, made on first use (a question may name its collection).
+
+    Args:
+        folder: where the ``lexicon-<collection>.json`` files are kept (the data folder).
+    """
+
+    def __init__(self, *, folder: Path) -> None:
+        self.folder = folder
+        self._caches: dict[str, LexiconCache] = {}
+
+    def path(self, collection: str) -> Path:
+        """The lexicon file of ``collection``."""
+        return self.folder / f"lexicon-{collection}.json"
+
+    def get(self, collection: str) -> Lexicon:
+        """The current lexicon of ``collection``; an empty one when none was recorded."""
+        cache = self._caches.get(collection)
+        if cache is None:
+            cache = self._caches[collection] = LexiconCache(path=self.path(collection))
+        return cache.get()
+
+
+def no_lexicon(collection: str) -> Lexicon:
+    """The lexicon provider when none is wired: nothing known, nothing corrected."""
+    return Lexicon()

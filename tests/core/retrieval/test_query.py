@@ -93,3 +93,16 @@ def test_term_idf_pools_word_forms_and_ranks_rare_terms_higher(tmp_path: Path) -
     idf = lexicon.term_idf(lambda word: frozenset({terms[word]}) if word in terms else frozenset())
     assert idf(2) > idf(1) > idf(3)  # ubuntu (1 chunk) > install (4 + 2 pooled) > gazebo (9)
     assert idf(99) > idf(2)  # never seen: the highest weight
+
+
+def test_each_collection_has_its_own_lexicon(tmp_path: Path) -> None:
+    from core.retrieval.lexicon import LexiconCaches
+
+    caches = LexiconCaches(folder=tmp_path)
+    docs, api = LexiconFile(path=caches.path("docs")), LexiconFile(path=caches.path("api"))
+    docs.put("a.md", "h", ["gazebo topics"])
+    api.put("b.md", "h", ["endpoints routers"])
+    docs.save()
+    api.save()
+    assert caches.get("docs").knows("gazebo") and not caches.get("docs").knows("routers")
+    assert caches.get("api").knows("routers") and caches.get("other").empty
