@@ -1,5 +1,9 @@
 """Relevance calibration on the robotics textbook: Recall@5, answered and declined rates.
 
+This measures a single threshold on relevance (the gate before issue 13). The bot's own
+answer/decline decision is now ``core.retrieval.answerability``, measured end to end by
+``ragbot eval answers --cases bench/answer_cases/robotics-textbook.json``.
+
 Usage::
 
     .venv/bin/python bench/robotics_eval.py [--docs ../shared/data/robotics-textbook/docs]

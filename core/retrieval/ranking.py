@@ -7,8 +7,9 @@ Two different numbers come out of ranking, on purpose:
   (``convex(bm25=1-w,dense=w)``, ``w`` = ``Settings.dense_weight``, 0.35 by
   default, tuned on SciFact *train*). Plain RRF is worse here: a weak dense
   model drags BM25 down (see BENCHMARKS.md).
-* the **relevance** is what ``RetrievedChunk.score`` reports and what the one
-  threshold (``Settings.relevance_threshold``) is applied to. Min-max scores are
+* the **relevance** is what ``RetrievedChunk.score`` reports, what chunks are shown
+  ordered by, and what the per-chunk floor (``Settings.relevance_threshold``) is
+  applied to. Min-max scores are
   relative (the best chunk is always 1.0, even for an off-topic question), so
   relevance is absolute instead:
 
@@ -24,14 +25,12 @@ Two different numbers come out of ranking, on purpose:
   by up to half when its meaning does not agree with the question's. 1.0 =
   every term present and a cosine of at least COS_CEIL; a chunk with every
   term but no semantic agreement scores 0.5; one with half the terms scores
-  between 0.25 and 0.5. The default threshold (``DEFAULT_RELEVANCE_THRESHOLD``
-  = 0.3) therefore declines a question when at most half its terms are found
-  unless the meaning agrees (cosine above about 0.32), and never declines a
-  chunk holding 60 % of the terms. On the robotics questions
-  (bench/robotics_questions.jsonl, BENCHMARKS.md) every in-scope question's
-  best chunk scores >= 0.47 and every out-of-scope one <= 0.28.
-  COS_FLOOR/COS_CEIL are calibrated for the local WordLlama model; another
-  dense model has another cosine scale, but coverage alone still reaches 0.5.
+  between 0.25 and 0.5. The default floor (``DEFAULT_RELEVANCE_THRESHOLD`` = 0.15)
+  only drops chunks holding almost none of the question's terms; whether the
+  question is answered at all is decided from the top candidates' relevances and
+  more (``core.retrieval.answerability``). COS_FLOOR/COS_CEIL are calibrated for the
+  local WordLlama model; another dense model has another cosine scale, but coverage
+  alone still reaches 0.5.
 """
 
 from __future__ import annotations
