@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import pytest
 from aiohttp import web
 
 from tests.support.loopback import start_app
@@ -193,3 +194,16 @@ def unused_loopback_url() -> str:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.fixture(name="fake")
+async def fake_cohere() -> AsyncIterator[FakeCohere]:
+    """The ``fake`` fixture of the Cohere test modules: a served FakeCohere."""
+    async with serving() as server:
+        yield server
+
+
+@pytest.fixture(name="recorder")
+def recorder_fixture() -> Recorder:
+    """The ``recorder`` fixture of the Cohere test modules."""
+    return Recorder()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -12,20 +11,18 @@ from core.embedders.cohere import EMBED_BATCH, CohereEmbedder
 from core.errors import ConfigurationError, ProviderResponseError
 from core.models import EmbeddingRequest, SparseVector
 from core.protocols import Embedder
-from tests.support.fake_cohere import API_KEY, FAST_RETRIES, FakeCohere, Recorder, serving, vector
+from tests.support.fake_cohere import (  # noqa: F401 (fixtures)
+    API_KEY,
+    FAST_RETRIES,
+    FakeCohere,
+    Recorder,
+    fake_cohere,
+    recorder_fixture,
+    serving,
+    vector,
+)
 
 KEY = SecretStr(API_KEY)
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeCohere]:
-    async with serving() as server:
-        yield server
-
-
-@pytest.fixture
-def recorder() -> Recorder:
-    return Recorder()
 
 
 def embedder(fake: FakeCohere, recorder: Recorder, **kwargs: Any) -> CohereEmbedder:

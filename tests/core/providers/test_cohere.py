@@ -6,7 +6,6 @@ That Gemini maps the same failures to the same errors is in test_errors.py.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -25,28 +24,19 @@ from core.models import EmbeddingRequest
 from core.providers.retry import RetryPolicy
 from core.retrieval.rerankers import CohereReranker
 from core.settings import Settings
-from tests.support.fake_cohere import (
+from tests.support.fake_cohere import (  # noqa: F401 (fixtures)
     API_KEY,
     FAST_RETRIES,
     FakeCohere,
     Recorder,
     Scripted,
+    fake_cohere,
+    recorder_fixture,
     serving,
     unused_loopback_url,
 )
 
 KEY = SecretStr(API_KEY)
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeCohere]:
-    async with serving() as server:
-        yield server
-
-
-@pytest.fixture
-def recorder() -> Recorder:
-    return Recorder()
 
 
 def embedder(fake: FakeCohere, recorder: Recorder, **kwargs: Any) -> CohereEmbedder:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -12,20 +11,18 @@ from core.errors import ProviderResponseError
 from core.models import RetrievedChunk
 from core.protocols import Reranker
 from core.retrieval.rerankers import CohereReranker
-from tests.support.fake_cohere import API_KEY, FAST_RETRIES, FakeCohere, Recorder, Scripted, serving
+from tests.support.fake_cohere import (  # noqa: F401 (fixtures)
+    API_KEY,
+    FAST_RETRIES,
+    FakeCohere,
+    Recorder,
+    Scripted,
+    fake_cohere,
+    recorder_fixture,
+    serving,
+)
 
 KEY = SecretStr(API_KEY)
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeCohere]:
-    async with serving() as server:
-        yield server
-
-
-@pytest.fixture
-def recorder() -> Recorder:
-    return Recorder()
 
 
 def reranker(fake: FakeCohere, recorder: Recorder, **kwargs: Any) -> CohereReranker:
