@@ -149,10 +149,17 @@ class LexiconFile:
         """Write atomically (a crash mid-write leaves the previous file)."""
         if not self._dirty:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"version": LEXICON_VERSION, "documents": self._docs}), encoding="utf-8")
-        os.replace(tmp, self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({"version": LEXICON_VERSION, "documents": self._docs}),
+                           encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            # The chunks are stored; without the vocabulary only spelling correction and
+            # heading ranking are missing, and the next ingest writes it again.
+            log.warning("could not save the vocabulary %s: %s", self.path, exc)
+            return
         self._dirty = False
 
     def lexicon(self) -> Lexicon:

@@ -106,3 +106,13 @@ def test_each_collection_has_its_own_lexicon(tmp_path: Path) -> None:
     api.save()
     assert caches.get("docs").knows("gazebo") and not caches.get("docs").knows("routers")
     assert caches.get("api").knows("routers") and caches.get("other").empty
+
+
+def test_a_lexicon_that_cannot_be_saved_does_not_fail_the_ingest(tmp_path: Path,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("", encoding="utf-8")
+    file = LexiconFile(path=blocker / "lexicon-docs.json")
+    file.put("a.md", "h", ["gazebo"])
+    file.save()  # the parent is a file: the save is skipped with a warning, nothing raised
+    assert "could not save the vocabulary" in caplog.text
