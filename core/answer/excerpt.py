@@ -1,9 +1,10 @@
 """Choose the passage that answers a question: one coherent excerpt per source, cited.
 
-The offline answer quotes the best passage of one source (and of a second page when
-it scores almost as well and the first excerpt leaves room), with the lead-in
-that introduces a list, table or command *and* that body, trimmed at block
-boundaries. Quoting whole blocks keeps commands, numbers and names intact, which
+The offline answer quotes the best passage of one source, with the lead-in that
+introduces a list, table or command *and* that body, trimmed at block boundaries;
+while it is short, it adds the passage that holds what the question asks and the
+first leaves out (people ask two things in one message), or a second page that
+scores almost as well. Quoting whole blocks keeps commands, numbers and names intact, which
 is what people ask docs for; a collage of loose sentences from several pages
 rarely contains the answer.
 
@@ -33,6 +34,11 @@ from core.retrieval.terms import content_terms
 EXCERPT_CHARS = 650
 #: A second source is added only when it scores this close to the best one.
 SECOND_SOURCE_RATIO = 0.8
+#: A further block is quoted when it holds at least this share of the question's weighted
+#: terms that the answer so far leaves out...
+MIN_NEW_COVERAGE = 0.1
+#: ...and scores at least this share of the best block.
+EXTRA_RATIO = 0.6
 #: A paragraph longer than this is quoted by its best sentences, not whole.
 LONG_PARAGRAPH = 450
 #: Block score weights: question terms held (IDF-weighted), word pairs, the chunk's relevance,
@@ -195,7 +201,7 @@ def choose_excerpts(
         question: what was asked (already cleaned for search).
         chunks: retrieved chunks, best first.
         max_chunks: how many of the top chunks are read.
-        max_sources: at most this many excerpts, each from a different page.
+        max_sources: at most this many different pages are quoted.
         cosines: dense similarity of the question with each block: meaning counts, not only
             shared words ("autonomous" and "autonomy" stem apart).
 
@@ -208,23 +214,76 @@ def choose_excerpts(
     weights = _weights(frozenset(q_list), everything)
     q_pairs = frozenset(itertools.pairwise(q_list))
     scored = _ranked(question, everything, chunks, weights, q_pairs, cosines)
+    if not scored or scored[0][0] <= 0:
+        return []
+    picker = _Picker(scored, weights, [c.url for c in chunks[:max_chunks]], max_sources=max_sources)
     excerpts: list[Excerpt] = []
-    used: set[str] = set()
-    quoted: set[str] = set()
-    top = scored[0][0] if scored else 0.0
-    for score, unit in scored:
-        if len(excerpts) >= max_sources or score <= 0 or (excerpts and score < SECOND_SOURCE_RATIO * top):
-            break
-        chunk = chunks[unit.chunk]
-        if chunk.url in used:
-            continue
-        if excerpts and len(excerpts[0].text) > EXCERPT_CHARS:
-            break  # the first excerpt fills the budget; a second page would only add length
-        used.add(chunk.url)
-        selected = _unseen(_grow(per_chunk[unit.chunk], unit.position, weights), quoted)
+    unit: _Unit | None = scored[0][1]
+    while unit is not None:
+        selected = picker.take(chunks[unit.chunk].url, _grow(per_chunk[unit.chunk], unit.position, weights))
         if selected:
             excerpts.append(Excerpt(unit.chunk, _render(selected, f"[{unit.chunk + 1}]")))
+        unit = picker.next_part()
     return excerpts
+
+
+class _Picker:
+    """Chooses the parts of an answer: the best block, then blocks that answer what it leaves out.
+
+    People ask two or three things in one message; after the best block, the next part is
+    the block that holds the most of the question's weighted terms not yet quoted (from the
+    same page or, within ``max_sources``, another), while the answer is still short.
+    """
+
+    def __init__(self, scored: Sequence[tuple[float, _Unit]], weights: dict[str, float],
+                 chunk_urls: Sequence[str], *, max_sources: int) -> None:
+        self.scored = scored
+        self.chunk_urls = chunk_urls
+        self.weights = weights
+        self.total = sum(weights.values()) or 1.0
+        self.top = scored[0][0]
+        self.max_sources = max_sources
+        self.urls: list[str] = []
+        self.chosen: set[tuple[int, int]] = set()
+        self.quoted: set[str] = set()
+        self.covered: set[str] = set()
+        self.size = 0
+
+    def take(self, url: str, grown: Sequence[_Unit]) -> list[_Unit]:
+        """Record ``grown`` (from page ``url``) as quoted; return the blocks not quoted before."""
+        if url not in self.urls:
+            self.urls.append(url)
+        for unit in grown:
+            self.chosen.add((unit.chunk, unit.position))
+            self.covered |= unit.terms
+        selected = _unseen(grown, self.quoted)
+        self.size += sum(len(u.block.text) for u in selected if u.block.kind != "code")
+        return selected
+
+    def next_part(self) -> _Unit | None:
+        """The next block worth quoting, or None when the answer is complete or long enough."""
+        if self.size >= EXCERPT_CHARS:
+            return None
+        best: _Unit | None = None
+        best_gain = 0.0
+        runner_up: _Unit | None = None
+        for score, unit in self.scored:
+            if score < EXTRA_RATIO * self.top:
+                break
+            if (unit.chunk, unit.position) in self.chosen:
+                continue
+            if self.chunk_urls[unit.chunk] not in self.urls and len(self.urls) >= self.max_sources:
+                continue
+            if (runner_up is None and score >= SECOND_SOURCE_RATIO * self.top
+                    and self.chunk_urls[unit.chunk] not in self.urls):
+                runner_up = unit
+            gain = sum(w for t, w in self.weights.items() if t in unit.terms and t not in self.covered)
+            gain /= self.total
+            if gain > best_gain:
+                best, best_gain = unit, gain
+        if best is None or best_gain < MIN_NEW_COVERAGE:
+            return runner_up
+        return best
 
 
 def _unseen(selected: Sequence[_Unit], quoted: set[str]) -> list[_Unit]:

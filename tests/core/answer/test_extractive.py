@@ -267,3 +267,24 @@ def test_a_block_is_quoted_once_even_when_two_pages_repeat_it() -> None:
     b = chunk(2, f"Changelog.\n\n{note}")
     result = ExtractiveGenerator().answer(request("what is the default port and how do i set it?", [a, b]))
     assert result.text.count("default port is 8080") == 1
+
+
+def test_a_second_question_in_the_message_gets_its_own_part() -> None:
+    # People ask two things at once; the block answering the second is quoted too, even
+    # when it sits in another chunk of the same page.
+    cache = chunk(1, "Caching.\n\nThe cache lives in the user's cache folder and is shared by all projects.")
+    clean = cache.model_copy(update={
+        "chunk_id": "c1b", "chunk_index": 4, "score": 0.7,
+        "content": "Removing the cache.\n\nTo empty it, run `tool cache clean`; pruning keeps new entries.",
+    })
+    unrelated = chunk(2, "Projects keep their settings in a configuration file at the root.", score=0.6)
+    result = ExtractiveGenerator().answer(
+        request("where does the cache live, and how do i empty the cache?", [cache, unrelated, clean]))
+    assert "shared by all projects" in result.text and "tool cache clean" in result.text
+    assert "configuration file" not in result.text
+
+
+def test_a_complete_answer_gets_no_extra_parts() -> None:
+    result = ExtractiveGenerator().answer(
+        request("How many joints does a humanoid arm have in URDF?", [URDF, NODES, GAZEBO]))
+    assert cited_indices(result.text) == [1] and "rclpy" not in result.text
