@@ -288,3 +288,10 @@ def test_a_complete_answer_gets_no_extra_parts() -> None:
     result = ExtractiveGenerator().answer(
         request("How many joints does a humanoid arm have in URDF?", [URDF, NODES, GAZEBO]))
     assert cited_indices(result.text) == [1] and "rclpy" not in result.text
+
+
+def test_of_two_equal_blocks_the_one_naming_the_setting_is_quoted() -> None:
+    page = chunk(1, "Timeouts.\n\nYou can change the request timeout in the settings file.\n\n"
+                    "You can change the `request timeout` in the settings file, too.")
+    result = ExtractiveGenerator().answer(request("how do i change the request timeout", [page]))
+    assert result.text.startswith("You can change the `request timeout`")
