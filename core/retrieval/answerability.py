@@ -1,18 +1,23 @@
 """Does the collection answer this question? One decision from signals that mean the same everywhere.
 
-Three signals, each independent of the corpus's size and subject, read off the fused
+Four signals, each independent of the corpus's size and subject, read off the fused
 ranking before anything is cut:
 
 * ``relevance``: the mean relevance (``core.retrieval.ranking.relevance``: the share of
   the question's terms a chunk holds, discounted when its meaning disagrees) of the first
   three candidates: an answerable question has several good chunks, not one lucky one;
+* ``held``: how many of the question's terms those three chunks hold, a count, not a share:
+  a share alone punishes every extra word a person types ("i've only got 8gb" halves it),
+  while the count says a long message still found much of itself in the docs (capped, so
+  a pasted log cannot carry it);
 * ``cosine``: the best dense similarity between the question and a top-ten chunk, always on
   the local model's scale (see ``HybridRetriever``), so it means the same with Cohere;
 * ``pages``: how many different pages the first five candidates come from: the docs that
   answer a question agree on where; an off-topic question scatters over unrelated pages.
 
-They are combined by a logistic model whose four constants were fitted on chat-style
-questions over five corpora (gazebo-docs and robotics-textbook-2 from ../shared/data/devsets,
+They are combined by a logistic model (class-balanced, so 0.5 weighs a wrong "not found"
+and a wrong answer alike) whose five constants were fitted on chat-style questions over
+five corpora (gazebo-docs and robotics-textbook-2 from ../shared/data/devsets,
 the team's robotics-textbook set, and our own fastapi-docs and uv-docs sets in
 bench/answer_cases/), after choosing the signals by leaving each corpus out in turn and
 scoring the fit on the one left out (BENCHMARKS.md, "Answers to chat-style questions").
@@ -27,11 +32,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-#: Logistic weights: mean top-3 relevance, best cosine, pages among the top five (/5), bias.
-W_RELEVANCE = 7.967
-W_COSINE = 9.464
-W_PAGES = -1.97
-BIAS = -4.38
+#: Logistic weights: mean top-3 relevance, best cosine, pages among the top five (/5), bias,
+#: and mean terms held by the top three (/HELD_CAP).
+W_RELEVANCE = 5.789
+W_COSINE = 6.12
+W_PAGES = -1.427
+BIAS = -5.873
+W_HELD = 7.777
+#: Terms held beyond this count add nothing more (a pasted log must not carry the decision).
+HELD_CAP = 10
 #: Candidates the relevance mean reads and the page count looks at.
 RELEVANCE_DEPTH = 3
 PAGES_DEPTH = 5
@@ -45,18 +54,21 @@ class Answerability:
     relevance: float
     cosine: float
     pages: int
+    held: float
 
     def summary(self) -> str:
         """One line for the activity log."""
         return (f"answerable p={self.probability:.2f} (relevance {self.relevance:.2f}, "
-                f"cosine {self.cosine:.2f}, {self.pages} page(s) in the top {PAGES_DEPTH})")
+                f"{self.held:g} term(s) held, cosine {self.cosine:.2f}, "
+                f"{self.pages} page(s) in the top {PAGES_DEPTH})")
 
 
-def judge(*, relevances: Sequence[float], cosine: float, pages: int) -> Answerability:
+def judge(*, relevances: Sequence[float], held: Sequence[int], cosine: float, pages: int) -> Answerability:
     """Combine the signals into the probability that the docs answer the question.
 
     Args:
         relevances: relevance of the first candidates in fused order (the first three count).
+        held: how many of the question's distinct search terms each of those candidates holds.
         cosine: the best question-chunk cosine among the first ten (local model's scale).
         pages: distinct pages among the first five candidates.
 
@@ -65,9 +77,11 @@ def judge(*, relevances: Sequence[float], cosine: float, pages: int) -> Answerab
     """
     top = list(relevances[:RELEVANCE_DEPTH])
     if not top:
-        return Answerability(probability=0.0, relevance=0.0, cosine=cosine, pages=pages)
+        return Answerability(probability=0.0, relevance=0.0, cosine=cosine, pages=pages, held=0.0)
     relevance = sum(top) / len(top)
-    z = (W_RELEVANCE * relevance + W_COSINE * max(cosine, 0.0)
-         + W_PAGES * min(pages, PAGES_DEPTH) / PAGES_DEPTH + BIAS)
+    counts = list(held[:RELEVANCE_DEPTH])
+    mean_held = sum(counts) / len(counts) if counts else 0.0
+    z = (W_RELEVANCE * relevance + W_HELD * min(mean_held, HELD_CAP) / HELD_CAP
+         + W_COSINE * max(cosine, 0.0) + W_PAGES * min(pages, PAGES_DEPTH) / PAGES_DEPTH + BIAS)
     return Answerability(probability=round(1.0 / (1.0 + math.exp(-z)), 4), relevance=round(relevance, 4),
-                         cosine=cosine, pages=pages)
+                         cosine=cosine, pages=pages, held=round(mean_held, 2))

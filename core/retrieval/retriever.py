@@ -63,9 +63,11 @@ class Ranked:
     seconds: float
     relevances: dict[str, float]
     #: What ``core.retrieval.answerability`` judges from, read off the fused order: the
-    #: relevances of the first three candidates, the best question-chunk cosine among the
-    #: first ten (local model's scale) and how many pages the first five come from.
+    #: relevances of the first three candidates and how many of the question's terms each
+    #: holds, the best question-chunk cosine among the first ten (local model's scale) and
+    #: how many pages the first five come from.
     top_relevances: tuple[float, ...] = ()
+    top_held: tuple[int, ...] = ()
     best_cosine: float = 0.0
     top_pages: int = 0
 
@@ -256,10 +258,11 @@ class HybridRetriever:
         cosines = (dict(zip((f.chunk_id for f in head),
                             self.cosine(text, [chunk_text(f.payload) for f in head]), strict=True))
                    if self.cosine is not None and head else {f.chunk_id: f.dense for f in head})
+        chunk_terms = {f.chunk_id: self.terms(chunk_text(f.payload)) for f in head}
         rels = {
             f.chunk_id: relevance(
                 cosine=cosines[f.chunk_id],
-                term_coverage=coverage(query_terms, self.terms(chunk_text(f.payload))),
+                term_coverage=coverage(query_terms, chunk_terms[f.chunk_id]),
             )
             for f in head
         }
@@ -275,5 +278,6 @@ class HybridRetriever:
         matching = [f for f in fused_head if rels[f.chunk_id] > 0]
         return Ranked(picked=picked, algorithm=algorithm, seconds=time.perf_counter() - start,
                       relevances=rels, top_relevances=tuple(rels[f.chunk_id] for f in matching[:3]),
+                      top_held=tuple(len(query_terms & chunk_terms[f.chunk_id]) for f in matching[:3]),
                       best_cosine=max(near, default=0.0),
                       top_pages=len({f.payload.get("source_document") for f in matching[:5]}))

@@ -1,4 +1,4 @@
-"""The answerability decision: top relevances, the best cosine, and how scattered the pages are."""
+"""The answerability decision: top relevances and terms held, the best cosine, how scattered the pages are."""
 
 from __future__ import annotations
 
@@ -6,21 +6,38 @@ from core.retrieval.answerability import judge
 
 
 def test_probability_grows_with_relevance_and_cosine() -> None:
-    low = judge(relevances=[0.1, 0.1, 0.05], cosine=0.25, pages=5)
-    mid = judge(relevances=[0.4, 0.35, 0.3], cosine=0.45, pages=2)
-    high = judge(relevances=[0.8, 0.7, 0.7], cosine=0.6, pages=1)
+    low = judge(relevances=[0.1, 0.1, 0.05], cosine=0.25, pages=5, held=[1, 1, 1])
+    mid = judge(relevances=[0.4, 0.35, 0.3], cosine=0.45, pages=2, held=[3, 3, 2])
+    high = judge(relevances=[0.8, 0.7, 0.7], cosine=0.6, pages=1, held=[4, 4, 4])
     assert low.probability < 0.5 <= mid.probability < high.probability
 
 
 def test_results_scattered_over_many_pages_count_against() -> None:
-    focused = judge(relevances=[0.3, 0.3, 0.3], cosine=0.4, pages=1)
-    scattered = judge(relevances=[0.3, 0.3, 0.3], cosine=0.4, pages=5)
+    focused = judge(relevances=[0.3, 0.3, 0.3], cosine=0.4, pages=1, held=[3, 3, 3])
+    scattered = judge(relevances=[0.3, 0.3, 0.3], cosine=0.4, pages=5, held=[3, 3, 3])
     assert scattered.probability < focused.probability
     assert "5 page(s)" in scattered.summary() and "p=" in scattered.summary()
 
 
 def test_only_the_first_three_relevances_count_and_none_means_no() -> None:
-    three = judge(relevances=[0.5, 0.4, 0.3], cosine=0.4, pages=2)
-    more = judge(relevances=[0.5, 0.4, 0.3, 0.0, 0.0], cosine=0.4, pages=2)
+    three = judge(relevances=[0.5, 0.4, 0.3], cosine=0.4, pages=2, held=[3, 2, 2])
+    more = judge(relevances=[0.5, 0.4, 0.3, 0.0, 0.0], cosine=0.4, pages=2, held=[3, 2, 2, 0, 9])
     assert three == more and three.relevance == 0.4
-    assert judge(relevances=[], cosine=0.9, pages=0).probability == 0.0
+    assert judge(relevances=[], cosine=0.9, pages=0, held=[]).probability == 0.0
+
+
+def test_a_long_message_found_in_the_docs_is_not_punished_for_its_extra_words() -> None:
+    # "whats the min RAM for this course vs what they actually recommend? i've only got 8gb":
+    # a low share of the message's terms, but many of them held by the top chunks.
+    chatty = judge(relevances=[0.22, 0.2, 0.2], cosine=0.38, pages=3, held=[7, 6, 6])
+    stray = judge(relevances=[0.22, 0.2, 0.2], cosine=0.38, pages=3, held=[2, 1, 1])
+    assert stray.probability < 0.5 <= chatty.probability
+    assert "6.33 term(s) held" in chatty.summary()
+
+
+def test_terms_held_count_only_up_to_the_cap() -> None:
+    from core.retrieval.answerability import HELD_CAP
+
+    at_cap = judge(relevances=[0.1], cosine=0.3, pages=5, held=[HELD_CAP])
+    pasted_log = judge(relevances=[0.1], cosine=0.3, pages=5, held=[HELD_CAP * 5])
+    assert at_cap.probability == pasted_log.probability
