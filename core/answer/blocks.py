@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from core.retrieval.terms import introduces_next
+from core.retrieval.terms import content_terms, introduces_next
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
 
@@ -129,8 +129,16 @@ def list_items(block: Block) -> list[Block]:
     return [Block("list", "\n".join(lines)) for lines in items]
 
 
-def render_block(block: Block, *, max_code_lines: int = 15) -> str:
-    """A block as it is quoted: code capped at ``max_code_lines`` lines and fenced again."""
+def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str] = frozenset()) -> str:
+    """A block as it is quoted: code capped at ``max_code_lines`` lines and fenced again.
+
+    Args:
+        block: the block.
+        max_code_lines: most lines of a code block quoted.
+        focus: search terms asked about; a long code block is quoted from the window of
+            lines that holds most of them (the setting asked about may sit on line 40),
+            with ``...`` where lines were left out.
+    """
     if block.kind != "code":
         return block.text
     lines = block.text.splitlines()
@@ -138,4 +146,23 @@ def render_block(block: Block, *, max_code_lines: int = 15) -> str:
         return block.text
     fence = _FENCE_RE.match(lines[0])
     closing = fence.group(1) if fence else "```"
-    return "\n".join([*lines[: max_code_lines + 1], "...", closing])
+    body = lines[1:-1] if fence and lines[-1].strip().startswith(closing) else lines[1:]
+    start = _best_window(body, max_code_lines, focus)
+    window = body[start:start + max_code_lines]
+    before = ["..."] if start else []
+    after = ["..."] if start + max_code_lines < len(body) else []
+    return "\n".join([lines[0], *before, *window, *after, closing])
+
+
+def _best_window(lines: list[str], size: int, focus: frozenset[str]) -> int:
+    """Start of the ``size``-line window holding most ``focus`` terms; the first such, else 0."""
+    if not focus:
+        return 0
+    hits = [len(focus.intersection(content_terms(line))) for line in lines]
+    best, best_start = sum(hits[:size]), 0
+    running = best
+    for start in range(1, len(lines) - size + 1):
+        running += hits[start + size - 1] - hits[start - 1]
+        if running > best:
+            best, best_start = running, start
+    return best_start

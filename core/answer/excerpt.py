@@ -162,12 +162,12 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
     return list(units[start:end])
 
 
-def _render(selected: Sequence[_Unit], marker: str) -> str:
+def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str]) -> str:
     """Join blocks as Markdown; the citation goes after the first prose block."""
     parts: list[str] = []
     cited = False
     for unit in selected:
-        text = render_block(unit.block)
+        text = render_block(unit.block, focus=focus)
         if not cited and unit.block.kind in ("para", "list"):
             text = f"{text} {marker}"
             cited = True
@@ -226,7 +226,7 @@ def choose_excerpts(
     while unit is not None:
         selected = picker.take(chunks[unit.chunk].url, _grow(per_chunk[unit.chunk], unit.position, weights))
         if selected:
-            excerpts.append(Excerpt(unit.chunk, _render(selected, f"[{unit.chunk + 1}]")))
+            excerpts.append(Excerpt(unit.chunk, _render(selected, f"[{unit.chunk + 1}]", frozenset(weights))))
         unit = picker.next_part()
     return excerpts
 

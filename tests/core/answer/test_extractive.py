@@ -295,3 +295,25 @@ def test_of_two_equal_blocks_the_one_naming_the_setting_is_quoted() -> None:
                     "You can change the `request timeout` in the settings file, too.")
     result = ExtractiveGenerator().answer(request("how do i change the request timeout", [page]))
     assert result.text.startswith("You can change the `request timeout`")
+
+
+def test_a_long_code_block_is_quoted_where_the_asked_setting_is() -> None:
+    from core.answer.blocks import Block, render_block
+
+    lines = [f"step_{i} = run({i})" for i in range(40)]
+    lines[30] = "use_sim_time = True  # follow the simulator's clock"
+    block = Block("code", "```python\n" + "\n".join(lines) + "\n```")
+    quoted = render_block(block, focus=frozenset(content_terms("what does use_sim_time do")))
+    assert "use_sim_time = True" in quoted
+    assert quoted.startswith("```python\n...\n") and quoted.endswith("\n...\n```")
+    assert quoted.count("\n") <= 15 + 4
+    plain = render_block(block)
+    assert plain.startswith("```python\nstep_0 = run(0)") and "use_sim_time" not in plain
+
+
+def test_a_long_code_block_in_an_answer_shows_the_asked_line() -> None:
+    code = "\n".join(f"    arg_{i}=value_{i}," for i in range(30))
+    page = chunk(1, "The launch file starts the simulator with these arguments:\n\n"
+                    f"```python\nLaunch(\n{code}\n    use_sim_time=True,\n)\n```")
+    result = ExtractiveGenerator().answer(request("which launch arguments set use_sim_time?", [page]))
+    assert "use_sim_time=True" in result.text
