@@ -138,6 +138,7 @@ async def _run_answers(
     from bots.runtime import build_runtime, ingest
     from core.errors import InputError
     from core.eval.answer_runner import run_cases
+    from core.eval.answers import in_thread
 
     def progress(number: int, total: int, result: CaseResult) -> None:
         if not args.json and (number % 10 == 0 or number == total):
@@ -158,7 +159,7 @@ async def _run_answers(
             async def ask(question: str, thread_id: str) -> AgentResponse:
                 return await runtime.pipeline.answer(question, thread_id=thread_id)
 
-            results = await run_cases(cases.cases, ask, docs_root=docs, progress=progress)
+            results = await run_cases(in_thread(cases.cases), ask, docs_root=docs, progress=progress)
         finally:
             await runtime.aclose()
     return summary, results

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.answer.deadline import before_deadline, question_deadline
-from core.answer.followups import search_query_for
+from core.answer.followups import FOLLOW_UP_DEPTH, FOLLOW_UP_SUPPORT, own_support, search_query_for
 from core.answer.generators.fallback import VALIDATION_NOTE, FallbackGenerator
 from core.answer.prompt import says_not_in_docs
 from core.answer.responses import (
@@ -430,6 +430,8 @@ class RagPipeline:
         algorithm = found.results.ranking_algorithm
         if not found.context.chunks or found.verdict.probability < self._min_probability():
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
+        if search_text != own.text and not await self._still_on_topic(own.text, found, lexicon, query):
+            return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         request = GenerationRequest(query=query, chunks=list(found.context.chunks), history=history,
                                     search_text=own.text)
         generation = await self.generator.generate(request, search=self._tool_search(query, scope.collection))
@@ -439,6 +441,20 @@ class RagPipeline:
             # The model read the sources and found no answer: that is "not found", not an answer.
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         return answered(query, started, generation, ranking_algorithm=algorithm, max_sources=scope.top_k)
+
+    async def _still_on_topic(self, own: str, found: Found, lexicon: Lexicon, query: UserQuery) -> bool:
+        """Whether the passages found with the thread's subject hold enough of the follow-up's own words."""
+        if lexicon.empty:
+            return True
+        chunks = found.context.chunks[:FOLLOW_UP_DEPTH]
+        held = [self.terms(f"{c.title} {c.section} {c.content}") for c in chunks]
+        support = own_support(self.terms(own), held, lexicon.term_idf(self.terms))
+        if support >= FOLLOW_UP_SUPPORT:
+            return True
+        await self._log(EventType.RESULTS_FILTERED, query, response_summary=(
+            f"follow-up off the thread's subject: {support:.2f} of its own terms in the passages found "
+            f"(needs {FOLLOW_UP_SUPPORT:g}); not answered from the old subject"))
+        return False
 
     def _min_probability(self) -> float:
         # A model told to say when the sources do not answer needs only clearly off-topic

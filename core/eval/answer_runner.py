@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 from core.errors import RagbotError
-from core.eval.answers import AnswerCase, CaseKind, CaseResult
+from core.eval.answers import AnswerCase, CaseResult
 from core.models import AgentResponse, RetrievedChunk, Source
 
 #: Answers one message: (question, thread_id) -> response.
@@ -88,7 +88,7 @@ async def run_case(case: AnswerCase, ask: Ask, *, docs_root: Path, thread_id: st
     as status ``error`` with its message as the text; other exceptions propagate.
     """
     response, latency = await _timed(ask, case.question, thread_id)
-    if case.kind is CaseKind.FOLLOW_UP and case.follow_up is not None:
+    if case.kind.threaded and case.follow_up is not None:
         response, latency = await _timed(ask, case.follow_up, thread_id)
     if isinstance(response, RagbotError):
         return CaseResult(case=case, status=ERROR_STATUS, text=f"{type(response).__name__}: {response}",

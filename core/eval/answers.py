@@ -7,7 +7,8 @@ A cases file is the development-set format of ``../shared/data/devsets``::
        "expected_files": ["path/relative/to/docs.md"], "expected_keywords": ["a fact"]},
       {"id": "...", "kind": "follow_up", "question": "...", "follow_up": "...",
        "expected_files": [...], "expected_keywords": [...]},
-      {"id": "...", "kind": "out_of_scope", "question": "..."}]}
+      {"id": "...", "kind": "out_of_scope", "question": "..."},
+      {"id": "...", "kind": "off_topic_in_thread", "question": "...", "follow_up": "..."}]}
 
 Everything here is pure: loading validates the file at the boundary (``InputError``
 naming the bad case and field), and the metrics are functions over ``CaseResult``
@@ -19,9 +20,12 @@ counts as declined.
 Metrics (``METRICS``): the answered rate over ``in_scope`` cases; the declined rate over
 ``out_of_scope`` cases; an expected file among the first 5 *cited* sources and an
 expected keyword in the answer text (both only for answered cases), over ``in_scope`` and
-separately over ``follow_up`` cases (their follow-up reply); citation hygiene over every
-answered case; and, as diagnostics, an expected file among the first 5 chunks the answer
-was written from (cited or not): what "retrieval found it" means.
+separately over ``follow_up`` cases (their follow-up reply); the declined rate of
+off-topic questions asked as the second message of a thread (``off_topic_in_thread``:
+``in_thread`` derives one per ``out_of_scope`` case, after an in-scope question, since a
+follow-up borrows its thread's subject); citation hygiene over every answered case; and,
+as diagnostics, an expected file among the first 5 chunks the answer was written from
+(cited or not): what "retrieval found it" means.
 """
 
 from __future__ import annotations
@@ -47,11 +51,22 @@ _RANGE_LIMIT = 50
 
 
 class CaseKind(StrEnum):
-    """What a case tests: an answerable question, a follow-up in a thread, or an off-topic one."""
+    """What a case tests: an answerable question, a follow-up, an off-topic one, alone or in a thread."""
 
     IN_SCOPE = "in_scope"
     FOLLOW_UP = "follow_up"
     OUT_OF_SCOPE = "out_of_scope"
+    OFF_TOPIC_IN_THREAD = "off_topic_in_thread"
+
+    @property
+    def off_topic(self) -> bool:
+        """Whether the scored message should be declined."""
+        return self in (CaseKind.OUT_OF_SCOPE, CaseKind.OFF_TOPIC_IN_THREAD)
+
+    @property
+    def threaded(self) -> bool:
+        """Whether the case asks a second message in the thread, and that one is scored."""
+        return self in (CaseKind.FOLLOW_UP, CaseKind.OFF_TOPIC_IN_THREAD)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +133,7 @@ METRICS: dict[str, str] = {
     "fact": "expected fact in the answer",
     "follow_up_file_top5": "follow-up file in top 5",
     "follow_up_fact": "follow-up fact",
+    "off_topic_in_thread_declined": "off-topic in a thread declined",
     "citations_clean": "citations clean",
     "retrieved_top5": "diagnostic: expected file in top 5 retrieved",
     "follow_up_retrieved_top5": "diagnostic: follow-up file in top 5 retrieved",
@@ -186,12 +202,12 @@ def _parse_case(item: Any, position: int) -> AnswerCase:
         allowed = ", ".join(k.value for k in CaseKind)
         raise InputError(f"{where}: field 'kind' must be one of {allowed}") from None
     question = _text(item, "question", where)
-    follow_up = _text(item, "follow_up", where) if kind is CaseKind.FOLLOW_UP else None
+    follow_up = _text(item, "follow_up", where) if kind.threaded else None
     files = _text_list(item, "expected_files", where)
     keywords = _text_list(item, "expected_keywords", where)
-    if kind is CaseKind.OUT_OF_SCOPE and (files or keywords):
-        raise InputError(f"{where}: an out_of_scope case has no expected_files or expected_keywords")
-    if kind is not CaseKind.OUT_OF_SCOPE and not files:
+    if kind.off_topic and (files or keywords):
+        raise InputError(f"{where}: an {kind.value} case has no expected_files or expected_keywords")
+    if not kind.off_topic and not files:
         raise InputError(f"{where}: field 'expected_files' must list at least one file")
     for name in files:
         if name.startswith("/") or ".." in Path(name).parts:
@@ -212,6 +228,23 @@ def _text_list(item: dict[str, Any], name: str, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise InputError(f"{where}: field {name!r} must be a list of non-empty texts")
     return tuple(value)
+
+
+def in_thread(cases: Sequence[AnswerCase]) -> list[AnswerCase]:
+    """The cases plus each off-topic question asked again after an in-scope question, in its thread.
+
+    The n-th ``out_of_scope`` case follows the n-th ``in_scope`` question (cycling); the
+    derived case's id is the off-topic case's with ``@thread``. Nothing is derived when the
+    file has no in-scope question.
+    """
+    firsts = [c.question for c in cases if c.kind is CaseKind.IN_SCOPE]
+    if not firsts:
+        return list(cases)
+    off = [c for c in cases if c.kind is CaseKind.OUT_OF_SCOPE]
+    derived = [AnswerCase(id=f"{c.id}@thread", kind=CaseKind.OFF_TOPIC_IN_THREAD,
+                          question=firsts[n % len(firsts)], follow_up=c.question)
+               for n, c in enumerate(off)]
+    return [*cases, *derived]
 
 
 def missing_files(cases: CaseSet, docs: Path) -> list[tuple[str, str]]:
@@ -274,7 +307,7 @@ def fact_hit(result: CaseResult) -> bool:
 
 def failure_reasons(result: CaseResult) -> list[str]:
     """Why a case counts as failed (empty when it passed every check that applies to it)."""
-    if result.case.kind is CaseKind.OUT_OF_SCOPE:
+    if result.case.kind.off_topic:
         return ["answered an off-topic question"] if result.answered else []
     if not result.answered:
         return ["not answered"]
@@ -310,6 +343,8 @@ def score(results: Sequence[CaseResult]) -> dict[str, Ratio]:
         "fact": _ratio(results, CaseKind.IN_SCOPE, fact_hit, keywords=True),
         "follow_up_file_top5": _ratio(results, CaseKind.FOLLOW_UP, file_hit),
         "follow_up_fact": _ratio(results, CaseKind.FOLLOW_UP, fact_hit, keywords=True),
+        "off_topic_in_thread_declined": _ratio(results, CaseKind.OFF_TOPIC_IN_THREAD,
+                                               lambda r: not r.answered),
         "citations_clean": Ratio(sum(citations_clean(r) for r in answered), len(answered)),
         "retrieved_top5": _ratio(results, CaseKind.IN_SCOPE, retrieved_hit),
         "follow_up_retrieved_top5": _ratio(results, CaseKind.FOLLOW_UP, retrieved_hit),

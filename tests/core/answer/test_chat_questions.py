@@ -80,6 +80,20 @@ async def test_a_follow_up_keeps_the_subject(runtime: Runtime) -> None:
     assert_clean_citations(response)
 
 
+@pytest.mark.parametrize("message", [
+    "what's the capital of france?", "any good pizza places nearby?", "how do i undo a pushed git commit?",
+])
+async def test_a_change_of_topic_in_a_thread_is_not_answered_from_the_old_subject(
+    runtime: Runtime, message: str
+) -> None:
+    # A short follow-up borrows the thread's subject to search; the Discord pages found that
+    # way hold none of the new question's own words, so they do not answer it.
+    thread = f"chat-topic-{message[:8]}"
+    await runtime.pipeline.answer("how do I set up the Discord bot?", thread_id=thread)
+    response = await runtime.pipeline.answer(message, thread_id=thread)
+    assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS and response.sources == []
+
+
 @pytest.mark.parametrize("message", ["thanks!! that fixed it 🙏", "hey bot, how's it going?"])
 async def test_small_talk_gets_a_friendly_reply(runtime: Runtime, message: str) -> None:
     response = await runtime.pipeline.answer(message, thread_id="chat-3")

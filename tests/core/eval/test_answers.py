@@ -21,6 +21,7 @@ from core.eval.answers import (
     fact_hit,
     failure_reasons,
     file_hit,
+    in_thread,
     latency_p50,
     load_cases,
     missing_files,
@@ -297,3 +298,46 @@ async def test_run_cases_threads_follow_ups_and_records_errors(tmp_path: Path) -
     assert results[0].retrieved_files == ["install.md"] and retrieved_hit(results[0])
     assert results[1].source_files == ["windows.md"] and file_hit(results[1])
     assert results[2].status == "error" and "too long" in results[2].text and not results[2].answered
+
+
+def test_in_thread_asks_each_off_topic_question_again_after_an_in_scope_one() -> None:
+    other = AnswerCase(id="b", kind=CaseKind.IN_SCOPE, question="how to upgrade?", expected_files=("up.md",))
+    out2 = AnswerCase(id="o2", kind=CaseKind.OUT_OF_SCOPE, question="weather tomorrow?")
+    out3 = AnswerCase(id="o3", kind=CaseKind.OUT_OF_SCOPE, question="a joke?")
+    cases = in_thread([IN, OUT, other, FOLLOW, out2, out3])
+    derived = cases[6:]
+    assert [c.id for c in derived] == ["o@thread", "o2@thread", "o3@thread"]
+    assert [(c.question, c.follow_up) for c in derived] == [
+        ("how to install?", "best pizza?"), ("how to upgrade?", "weather tomorrow?"),
+        ("how to install?", "a joke?")]
+    assert all(c.kind is CaseKind.OFF_TOPIC_IN_THREAD and c.kind.off_topic and c.kind.threaded
+               for c in derived)
+    assert in_thread([OUT]) == [OUT]  # nothing to ask it after
+
+
+def test_off_topic_in_a_thread_is_scored_and_parsed_like_an_off_topic_case() -> None:
+    threaded = AnswerCase(id="t", kind=CaseKind.OFF_TOPIC_IN_THREAD, question="how to install?",
+                          follow_up="best pizza?")
+    figures = score([declined(threaded), answered(threaded, "Pizza [1]", ["install.md"])])
+    assert figures["off_topic_in_thread_declined"] == Ratio(1, 2)
+    pizza = answered(threaded, "Pizza [1]", ["install.md"])
+    assert failure_reasons(pizza) == ["answered an off-topic question"]
+    parsed = parse_cases({"cases": [{"id": "t", "kind": "off_topic_in_thread", "question": "q?",
+                                     "follow_up": "pizza?"}]})
+    assert parsed.cases[0].follow_up == "pizza?"
+    with pytest.raises(InputError, match="case 't': an off_topic_in_thread case has no expected_files"):
+        parse_cases({"cases": [{"id": "t", "kind": "off_topic_in_thread", "question": "q?",
+                                "follow_up": "pizza?", "expected_files": ["a.md"]}]})
+
+
+async def test_run_cases_scores_the_second_message_of_an_off_topic_thread(tmp_path: Path) -> None:
+    asked: list[tuple[str, str]] = []
+
+    async def ask(question: str, thread_id: str) -> AgentResponse:
+        asked.append((question, thread_id))
+        return response(question, thread_id, [chunk("install.md", docs=tmp_path)])
+
+    threaded = in_thread([IN, OUT])[2]
+    [result] = await run_cases([threaded], ask, docs_root=tmp_path)
+    assert [q for q, _ in asked] == ["how to install?", "best pizza?"] and asked[0][1] == asked[1][1]
+    assert result.answered and failure_reasons(result) == ["answered an off-topic question"]

@@ -35,10 +35,13 @@ def test_eval_answers_on_the_user_guide_json_save_and_compare(
     assert report == json.loads(saved.read_text(encoding="utf-8"))
     assert set(report["figures"]) == {*METRICS, "latency_p50_ms"}
     assert report["ingest"]["files"] == len(list(DOCS.glob("*.md")))
-    assert [c["id"] for c in report["cases"]] == ["ug-001", "ug-002", "ug-003", "ugfu-001", "ugoos-001"]
+    assert [c["id"] for c in report["cases"]] == ["ug-001", "ug-002", "ug-003", "ugfu-001", "ugoos-001",
+                                                  "ugoos-001@thread"]
     assert report["counts"]["in_scope_answered"]["total"] == 3
     assert report["counts"]["follow_up_file_top5"]["total"] == 1
     assert report["counts"]["off_topic_declined"]["total"] == 1
+    # The off-topic question is asked again after the first in-scope question, in its thread.
+    assert report["counts"]["off_topic_in_thread_declined"]["total"] == 1
     # The guide answers its own installation questions, from its own pages.
     assert report["figures"]["in_scope_answered"] >= 2 / 3
     sources = [s["file"] for c in report["cases"] for s in c["sources"]]
