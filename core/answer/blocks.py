@@ -8,6 +8,7 @@ block kinds docs use.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -155,14 +156,21 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
 
 
 def _best_window(lines: list[str], size: int, focus: frozenset[str]) -> int:
-    """Start of the ``size``-line window holding most ``focus`` terms; the first such, else 0."""
+    """Start of the ``size``-line window holding most ``focus`` terms; the first such, else 0.
+
+    A term on many of the block's lines ("launch" in a launch file) counts less than one on
+    a few (the setting asked about): each is weighted by its rarity among the lines.
+    """
     if not focus:
         return 0
-    hits = [len(focus.intersection(content_terms(line))) for line in lines]
+    held = [focus.intersection(content_terms(line)) for line in lines]
+    df = {t: sum(t in h for h in held) for t in focus}
+    weight = {t: math.log(1.0 + len(lines) / d) for t, d in df.items() if d}
+    hits = [sum(weight[t] for t in h) for h in held]
     best, best_start = sum(hits[:size]), 0
     running = best
     for start in range(1, len(lines) - size + 1):
         running += hits[start + size - 1] - hits[start - 1]
-        if running > best:
+        if running > best + 1e-9:
             best, best_start = running, start
     return best_start
