@@ -97,3 +97,14 @@ def test_eval_answers_on_the_development_sets(
     assert (counts["in_scope_answered"]["total"], counts["follow_up_file_top5"]["total"],
             counts["off_topic_declined"]["total"]) == (40, 8, 16)
     assert all(value is not None for value in report["figures"].values())
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is absent")
+@pytest.mark.parametrize("cases_file", sorted((ROOT / "bench" / "answer_cases").glob("*.json")),
+                         ids=lambda p: p.stem)
+def test_our_case_files_load_and_name_only_existing_pages(cases_file: Path) -> None:
+    from core.eval.answers import load_cases, missing_files
+
+    cases = load_cases(cases_file)
+    assert cases.cases and missing_files(cases, SHARED_DATA / cases.docs_dir) == []
