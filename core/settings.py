@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     title_repeat: int = Field(default=DEFAULT_TITLE_REPEAT, ge=1, le=5)
     #: Conversation turns of the same thread used for follow-ups and LLM memory.
     history_turns: int = Field(default=6, ge=0, le=100)
-    #: Sources (one excerpt each) the extractive answerer quotes at most.
+    #: Pages the extractive answerer quotes at most (a page may give several parts).
     answer_sources: int = Field(default=2, ge=1, le=5)
 
     # --- adapters shared

@@ -155,6 +155,11 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     return "\n".join([lines[0], *before, *window, *after, closing])
 
 
+def rarity(total: int, holding: int) -> float:
+    """Weight of a term held by ``holding`` of ``total`` blocks or lines: rarer weighs more."""
+    return math.log(1.0 + total / holding)
+
+
 def _best_window(lines: list[str], size: int, focus: frozenset[str]) -> int:
     """Start of the ``size``-line window holding most ``focus`` terms; the first such, else 0.
 
@@ -165,7 +170,7 @@ def _best_window(lines: list[str], size: int, focus: frozenset[str]) -> int:
         return 0
     held = [focus.intersection(content_terms(line)) for line in lines]
     df = {t: sum(t in h for h in held) for t in focus}
-    weight = {t: math.log(1.0 + len(lines) / d) for t, d in df.items() if d}
+    weight = {t: rarity(len(lines), d) for t, d in df.items() if d}
     hits = [sum(weight[t] for t in h) for h in held]
     best, best_start = sum(hits[:size]), 0
     running = best

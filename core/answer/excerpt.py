@@ -1,4 +1,4 @@
-"""Choose the passage that answers a question: one coherent excerpt per source, cited.
+"""Choose the passages that answer a question: coherent excerpts of one or two pages, cited.
 
 The offline answer quotes the best passage of one source, with the lead-in that
 introduces a list, table or command *and* that body, trimmed at block boundaries;
@@ -18,12 +18,11 @@ similarity of question and block, so meaning counts where the words differ.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.answer.blocks import Block, list_items, parse_blocks, render_block
+from core.answer.blocks import Block, list_items, parse_blocks, rarity, render_block
 from core.answer.sentences import looks_like_code, split_prose
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
@@ -111,7 +110,7 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
 def _weights(question_terms: frozenset[str], units: Sequence[_Unit]) -> dict[str, float]:
     n = max(1, len(units))
     df = {t: sum(1 for u in units if t in u.terms) for t in question_terms}
-    return {t: math.log(1.0 + n / d) for t, d in df.items() if d}
+    return {t: rarity(n, d) for t, d in df.items() if d}
 
 
 def _score(
@@ -220,7 +219,8 @@ def choose_excerpts(
     scored = _ranked(question, everything, chunks, weights, q_pairs, cosines)
     if not scored or scored[0][0] <= 0:
         return []
-    picker = _Picker(scored, weights, [c.url for c in chunks[:max_chunks]], max_sources=max_sources)
+    picker = _Picker(scored=scored, weights=weights, chunk_urls=[c.url for c in chunks[:max_chunks]],
+                     max_sources=max_sources)
     excerpts: list[Excerpt] = []
     unit: _Unit | None = scored[0][1]
     while unit is not None:
@@ -239,8 +239,8 @@ class _Picker:
     same page or, within ``max_sources``, another), while the answer is still short.
     """
 
-    def __init__(self, scored: Sequence[tuple[float, _Unit]], weights: dict[str, float],
-                 chunk_urls: Sequence[str], *, max_sources: int) -> None:
+    def __init__(self, *, scored: Sequence[tuple[float, _Unit]], weights: dict[str, float],
+                 chunk_urls: Sequence[str], max_sources: int) -> None:
         self.scored = scored
         self.chunk_urls = chunk_urls
         self.weights = weights
@@ -255,12 +255,12 @@ class _Picker:
 
     def take(self, url: str, grown: Sequence[_Unit]) -> list[_Unit]:
         """Record ``grown`` (from page ``url``) as quoted; return the blocks not quoted before."""
-        if url not in self.urls:
-            self.urls.append(url)
         for unit in grown:
             self.chosen.add((unit.chunk, unit.position))
             self.covered |= unit.terms
         selected = _unseen(grown, self.quoted)
+        if selected and url not in self.urls:
+            self.urls.append(url)  # a page counts against max_sources only once it is quoted
         self.size += sum(len(u.block.text) for u in selected if u.block.kind != "code")
         return selected
 

@@ -45,6 +45,9 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
 FOLLOW_UP_SUPPORT = 0.15
 #: How many of the passages found (best first) a follow-up's own words are looked for in.
 FOLLOW_UP_DEPTH = 3
+#: A follow-up with fewer search terms of its own ("tell me more", "and how do I test it?")
+#: can only be about the thread's subject; a change of topic names its new subject.
+FOLLOW_UP_MIN_TERMS = 2
 
 
 def own_support(own: frozenset[int], found: Sequence[frozenset[int]], idf: Callable[[int], float]) -> float:

@@ -25,7 +25,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.answer.deadline import before_deadline, question_deadline
-from core.answer.followups import FOLLOW_UP_DEPTH, FOLLOW_UP_SUPPORT, own_support, search_query_for
+from core.answer.followups import (
+    FOLLOW_UP_DEPTH,
+    FOLLOW_UP_MIN_TERMS,
+    FOLLOW_UP_SUPPORT,
+    own_support,
+    search_query_for,
+)
 from core.answer.generators.fallback import VALIDATION_NOTE, FallbackGenerator
 from core.answer.prompt import says_not_in_docs
 from core.answer.responses import (
@@ -71,7 +77,7 @@ from core.protocols import (
 from core.retrieval.answerability import Answerability, judge
 from core.retrieval.lexicon import Lexicon, no_lexicon
 from core.retrieval.query import understand
-from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score
+from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score, chunk_text
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -444,11 +450,13 @@ class RagPipeline:
 
     async def _still_on_topic(self, own: str, found: Found, lexicon: Lexicon, query: UserQuery) -> bool:
         """Whether the passages found with the thread's subject hold enough of the follow-up's own words."""
-        if lexicon.empty:
-            return True
+        own_terms = self.terms(own)
+        if lexicon.empty or len(own_terms) < FOLLOW_UP_MIN_TERMS:
+            return True  # "tell me more", "and how do I test it?": only the thread says what about
         chunks = found.context.chunks[:FOLLOW_UP_DEPTH]
-        held = [self.terms(f"{c.title} {c.section} {c.content}") for c in chunks]
-        support = own_support(self.terms(own), held, lexicon.term_idf(self.terms))
+        held = [self.terms(chunk_text({"title": c.title, "section": c.section, "content": c.content}))
+                for c in chunks]
+        support = own_support(own_terms, held, lexicon.term_idf(self.terms))
         if support >= FOLLOW_UP_SUPPORT:
             return True
         await self._log(EventType.RESULTS_FILTERED, query, response_summary=(

@@ -23,9 +23,10 @@ expected keyword in the answer text (both only for answered cases), over ``in_sc
 separately over ``follow_up`` cases (their follow-up reply); the declined rate of
 off-topic questions asked as the second message of a thread (``off_topic_in_thread``:
 ``in_thread`` derives one per ``out_of_scope`` case, after an in-scope question, since a
-follow-up borrows its thread's subject); citation hygiene over every answered case; and,
-as diagnostics, an expected file among the first 5 chunks the answer was written from
-(cited or not): what "retrieval found it" means.
+follow-up borrows its thread's subject); citation hygiene over every answered case (the
+derived ones too, and the latency figure counts them, so both differ from reports saved
+before they existed); and, as diagnostics, an expected file among the first 5 chunks the
+answer was written from (cited or not): what "retrieval found it" means.
 """
 
 from __future__ import annotations

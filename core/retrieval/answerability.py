@@ -8,8 +8,9 @@ ranking before anything is cut:
   three candidates: an answerable question has several good chunks, not one lucky one;
 * ``held``: how many of the question's terms those three chunks hold, a count, not a share:
   a share alone punishes every extra word a person types ("i've only got 8gb" halves it),
-  while the count says a long message still found much of itself in the docs (capped, so
-  a pasted log cannot carry it);
+  while the count says a long message still found much of itself in the docs (capped at
+  ten; its weakness, measured in BENCHMARKS.md: a long off-topic message, such as a pasted
+  traceback, holds many common words too, and is answered more often than before);
 * ``cosine``: the best dense similarity between the question and a top-ten chunk, always on
   the local model's scale (see ``HybridRetriever``), so it means the same with Cohere;
 * ``pages``: how many different pages the first five candidates come from: the docs that
@@ -39,7 +40,7 @@ W_COSINE = 6.12
 W_PAGES = -1.427
 BIAS = -5.873
 W_HELD = 7.777
-#: Terms held beyond this count add nothing more (a pasted log must not carry the decision).
+#: Terms held beyond this count add nothing more (a long message's count stops growing).
 HELD_CAP = 10
 #: Candidates the relevance mean reads and the page count looks at.
 RELEVANCE_DEPTH = 3

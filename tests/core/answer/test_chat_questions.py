@@ -16,7 +16,7 @@ import pytest
 
 from bots.runtime import Runtime, build_runtime, ingest
 from core.answer.pipeline import NOT_FOUND_TEXT, SMALL_TALK_TEXT
-from core.models import AgentResponse, ResponseStatus
+from core.models import AgentResponse, EventType, ResponseStatus
 from core.settings import Settings
 from tests.support.paths import ROOT
 
@@ -92,6 +92,20 @@ async def test_a_change_of_topic_in_a_thread_is_not_answered_from_the_old_subjec
     await runtime.pipeline.answer("how do I set up the Discord bot?", thread_id=thread)
     response = await runtime.pipeline.answer(message, thread_id=thread)
     assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS and response.sources == []
+    said = [e.response_summary or "" async for e in runtime.database.export(
+        event_type=EventType.RESULTS_FILTERED, query_id=response.query_id)]
+    assert any("follow-up off the thread's subject" in s for s in said)  # the log says why
+
+
+@pytest.mark.parametrize("message", ["tell me more", "and how do I test it?"])
+async def test_a_follow_up_with_no_subject_of_its_own_is_answered_from_the_thread(
+    runtime: Runtime, message: str
+) -> None:
+    thread = f"chat-more-{message[:6]}"
+    await runtime.pipeline.answer("how do I set up the Discord bot?", thread_id=thread)
+    response = await runtime.pipeline.answer(message, thread_id=thread)
+    assert response.status is ResponseStatus.ANSWERED
+    assert any("discord" in s.url for s in response.sources[:5])
 
 
 @pytest.mark.parametrize("message", ["thanks!! that fixed it 🙏", "hey bot, how's it going?"])

@@ -220,4 +220,3 @@ async def test_nothing_ingested_yet_says_so() -> None:
     response = await pipeline.answer("how do I install ragbot?")
     assert response.status is ResponseStatus.RETRIEVAL_FAILED
     assert "ragbot ingest" in response.response_text
-

@@ -110,3 +110,18 @@ def test_by_score_is_stable() -> None:
     chunks = [RetrievedChunk.model_validate({**payload(n), "score": s})
               for n, s in (("a.md", 0.3), ("b.md", 0.9), ("c.md", 0.3))]
     assert [c.chunk_id for c in by_score(chunks)] == ["b.md", "a.md", "c.md"]
+
+
+async def test_answerability_signals_read_the_same_matching_candidates() -> None:
+    r = await retriever()
+    text = "slack bot token ragbot serve"
+    emb = await r.embed(text)
+    request = r.build_request(text, emb, top_k=3, threshold=0.0)
+    ranked = r.rank(text, await r.search(request), top_k=3, threshold=0.15)
+    assert ranked.top_relevances and len(ranked.top_held) == len(ranked.top_relevances)
+    query = terms(text)
+    # Each candidate's relevance is its share of the question's terms (discounted by meaning),
+    # so the count it holds can be no more than share x question terms allows.
+    for relevance, held in zip(ranked.top_relevances, ranked.top_held, strict=True):
+        assert 0 < held <= len(query) and relevance <= held / len(query) + 1e-9
+    assert ranked.top_held[0] == len(query & terms(" ".join(DOCS["slack.md"])))
