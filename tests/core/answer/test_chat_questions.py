@@ -80,6 +80,13 @@ async def test_a_follow_up_keeps_the_subject(runtime: Runtime) -> None:
     assert_clean_citations(response)
 
 
+async def after_a_discord_question(runtime: Runtime, message: str) -> AgentResponse:
+    """Ask ``message`` as the second message of a new thread about the Discord bot."""
+    thread = f"chat-thread-{message}"
+    await runtime.pipeline.answer("how do I set up the Discord bot?", thread_id=thread)
+    return await runtime.pipeline.answer(message, thread_id=thread)
+
+
 @pytest.mark.parametrize("message", [
     "what's the capital of france?", "any good pizza places nearby?", "how do i undo a pushed git commit?",
 ])
@@ -88,9 +95,7 @@ async def test_a_change_of_topic_in_a_thread_is_not_answered_from_the_old_subjec
 ) -> None:
     # A short follow-up borrows the thread's subject to search; the Discord pages found that
     # way hold none of the new question's own words, so they do not answer it.
-    thread = f"chat-topic-{message[:8]}"
-    await runtime.pipeline.answer("how do I set up the Discord bot?", thread_id=thread)
-    response = await runtime.pipeline.answer(message, thread_id=thread)
+    response = await after_a_discord_question(runtime, message)
     assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS and response.sources == []
     said = [e.response_summary or "" async for e in runtime.database.export(
         event_type=EventType.RESULTS_FILTERED, query_id=response.query_id)]
@@ -101,9 +106,7 @@ async def test_a_change_of_topic_in_a_thread_is_not_answered_from_the_old_subjec
 async def test_a_follow_up_with_no_subject_of_its_own_is_answered_from_the_thread(
     runtime: Runtime, message: str
 ) -> None:
-    thread = f"chat-more-{message[:6]}"
-    await runtime.pipeline.answer("how do I set up the Discord bot?", thread_id=thread)
-    response = await runtime.pipeline.answer(message, thread_id=thread)
+    response = await after_a_discord_question(runtime, message)
     assert response.status is ResponseStatus.ANSWERED
     assert any("discord" in s.url for s in response.sources[:5])
 
