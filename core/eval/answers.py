@@ -236,12 +236,14 @@ def in_thread(cases: Sequence[AnswerCase]) -> list[AnswerCase]:
 
     The n-th ``out_of_scope`` case follows the n-th ``in_scope`` question (cycling); the
     derived case's id is the off-topic case's with ``@thread``. Nothing is derived when the
-    file has no in-scope question.
+    file has no in-scope question, nor where the file already uses that id (each case has
+    a thread of its own, named by its id).
     """
     firsts = [c.question for c in cases if c.kind is CaseKind.IN_SCOPE]
     if not firsts:
         return list(cases)
-    off = [c for c in cases if c.kind is CaseKind.OUT_OF_SCOPE]
+    taken = {c.id for c in cases}
+    off = [c for c in cases if c.kind is CaseKind.OUT_OF_SCOPE and f"{c.id}@thread" not in taken]
     derived = [AnswerCase(id=f"{c.id}@thread", kind=CaseKind.OFF_TOPIC_IN_THREAD,
                           question=firsts[n % len(firsts)], follow_up=c.question)
                for n, c in enumerate(off)]

@@ -313,6 +313,8 @@ def test_in_thread_asks_each_off_topic_question_again_after_an_in_scope_one() ->
     assert all(c.kind is CaseKind.OFF_TOPIC_IN_THREAD and c.kind.off_topic and c.kind.threaded
                for c in derived)
     assert in_thread([OUT]) == [OUT]  # nothing to ask it after
+    own = AnswerCase(id="o@thread", kind=CaseKind.OFF_TOPIC_IN_THREAD, question="q?", follow_up="pizza?")
+    assert [c.id for c in in_thread([IN, OUT, own])] == ["a", "o", "o@thread"]  # ids stay unique
 
 
 def test_off_topic_in_a_thread_is_scored_and_parsed_like_an_off_topic_case() -> None:
