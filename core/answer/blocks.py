@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from core.retrieval.terms import content_terms, introduces_next
+from core.retrieval.terms import content_terms, introduces_next, refers_back
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
 
@@ -38,6 +38,11 @@ class Block:
     def is_lead_in(self) -> bool:
         """A paragraph that introduces what follows ("Run the following command:")."""
         return self.kind == "para" and introduces_next(self.text)
+
+    @property
+    def continues(self) -> bool:
+        """Prose that opens by pointing back ("This tool ..."): it needs what came before."""
+        return self.kind == "para" and refers_back(self.text)
 
     @property
     def is_body(self) -> bool:

@@ -70,6 +70,8 @@ class _Unit:
     block: Block
     terms: frozenset[str]
     pairs: frozenset[tuple[str, str]]
+    #: The first block under a heading: what comes before it belongs to another section.
+    opens_section: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +93,10 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
     out: list[list[_Unit]] = []
     for ci, chunk in enumerate(chunks):
         units: list[_Unit] = []
+        heading = False
         for block in parse_blocks(chunk.content):
             if block.kind == "heading":
+                heading = True
                 continue
             pieces = [block]
             if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:
@@ -102,7 +106,8 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
             for piece in pieces:
                 terms = _terms(piece.text)
                 pairs = frozenset(itertools.pairwise(terms))
-                units.append(_Unit(ci, len(units), piece, frozenset(terms), pairs))
+                units.append(_Unit(ci, len(units), piece, frozenset(terms), pairs, opens_section=heading))
+                heading = False
         out.append(units)
     return out
 
@@ -143,6 +148,10 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
     elif (units[best].block.kind == "para" and best > 0 and units[best - 1].block.kind == "code"
           and units[best - 1].block.text.count("\n") <= 16):
         start = best - 1  # tutorials show the code first, then explain it
+    elif (units[best].block.continues and best > 0 and not units[best].opens_section
+          and units[best - 1].block.kind in ("para", "list")
+          and not units[best - 1].block.text[:1].islower()):  # a chunk's cut first words explain nothing
+        start = best - 1  # "This tool will help you..." names its tool the sentence before
     if end < len(units) and units[end].block.is_body and units[end - 1].block.kind == "para":
         end += 1  # "Run the following command:" without the command answers nothing
     elif end + 1 < len(units) and units[end + 1].block.is_body and units[end].block.is_lead_in:

@@ -17,6 +17,10 @@ _NUMBER_RE = re.compile(r"^\d+(?:\.\d+)*$")
 #: English phrasing that points at the next block ("add the following script", "as shown below"):
 #: a sentence ending so introduces a list or command, like one ending in a colon.
 _POINTS_AHEAD_RE = re.compile(r"\b(?:the following|as follows|below|like this|this command)\b", re.IGNORECASE)
+#: Words that open prose continuing the one before ("This tool ...", "However, ...", "It ...").
+_POINTS_BACK_RE = re.compile(
+    r"^\W*(?:this|these|that|those|it|its|they|their|them|such|however|otherwise|instead|then|but|also)\b",
+    re.IGNORECASE)
 
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are aren't as at be because been
@@ -45,6 +49,11 @@ def introduces_next(text: str) -> bool:
     """True for prose that introduces the block after it ("Run the following command:")."""
     text = text.rstrip()
     return text.endswith(":") or bool(_POINTS_AHEAD_RE.search(text[-160:]))
+
+
+def refers_back(text: str) -> bool:
+    """True for prose that opens by pointing at what came before ("This tool will help you...")."""
+    return bool(_POINTS_BACK_RE.match(text))
 
 
 def tokens(text: str) -> list[str]:

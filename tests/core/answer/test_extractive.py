@@ -9,7 +9,7 @@ from core.answer.generators.extractive import NO_CHUNKS_TEXT, ExtractiveGenerato
 from core.answer.sentences import split_sentences
 from core.models import RetrievedChunk, UserQuery
 from core.protocols import Generation, GenerationRequest, Generator
-from core.retrieval.terms import content_terms, stem
+from core.retrieval.terms import content_terms, refers_back, stem
 
 
 def chunk(n: int, content: str, score: float = 0.8) -> RetrievedChunk:
@@ -295,6 +295,29 @@ def test_of_two_equal_blocks_the_one_naming_the_setting_is_quoted() -> None:
                     "You can change the `request timeout` in the settings file, too.")
     result = ExtractiveGenerator().answer(request("how do i change the request timeout", [page]))
     assert result.text.startswith("You can change the `request timeout`")
+
+
+def test_a_passage_pointing_back_is_quoted_with_what_it_points_at() -> None:
+    # "This tool ..." names its tool the sentence before; quoted alone it answers nothing.
+    page = chunk(1, "Migrating.\n\nYou can use `bump-models` from the same team.\n\n"
+                    "This tool will help you to automatically rewrite most of the migration code.")
+    result = ExtractiveGenerator().answer(request("is there a tool to rewrite the migration code?", [page]))
+    assert result.text.startswith("You can use `bump-models`")
+
+
+def test_a_passage_pointing_back_does_not_borrow_from_another_section() -> None:
+    page = chunk(1, "Install.\n\nDownload the installer first.\n\n## Migrating\n\n"
+                    "This tool will help you to automatically rewrite most of the migration code.")
+    result = ExtractiveGenerator().answer(request("is there a tool to rewrite the migration code?", [page]))
+    assert result.text.startswith("This tool") and "installer" not in result.text
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("This tool helps.", True), ("However, it fails.", True), ("It is fast.", True),
+    ("There are no wheels.", False), ("Thistle grows.", False), ("Use the tool.", False),
+])
+def test_refers_back(text: str, expected: bool) -> None:
+    assert refers_back(text) is expected
 
 
 def test_a_long_code_block_is_quoted_where_the_asked_setting_is() -> None:
