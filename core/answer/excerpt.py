@@ -143,15 +143,16 @@ def _score(
 def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[_Unit]:
     """The best unit plus its lead-in and the body it introduces, then more while short."""
     start, end = best, best + 1
-    if units[best].block.is_body and best > 0 and units[best - 1].block.kind == "para":
-        start = best - 1  # the sentence that says what the list or command is for
-    elif (units[best].block.kind == "para" and best > 0 and units[best - 1].block.kind == "code"
-          and units[best - 1].block.text.count("\n") <= 16):
-        start = best - 1  # tutorials show the code first, then explain it
-    elif (units[best].block.continues and best > 0 and not units[best].opens_section
-          and units[best - 1].block.kind in ("para", "list")
-          and not units[best - 1].block.text[:1].islower()):  # a chunk's cut first words explain nothing
-        start = best - 1  # "This tool will help you..." names its tool the sentence before
+    # What comes before a section's first block belongs to another section.
+    before = units[best - 1].block if best > 0 and not units[best].opens_section else None
+    if before is not None and (
+        (units[best].block.is_body and before.kind == "para")  # what the list or command is for
+        or (units[best].block.kind == "para" and before.kind == "code"  # code first, then its explanation
+            and before.text.count("\n") <= 16)
+        # "This tool ..." names its tool the block before (a chunk's cut first words do not)
+        or (units[best].block.continues and before.kind in ("para", "list") and not before.text[:1].islower())
+    ):
+        start = best - 1
     if end < len(units) and units[end].block.is_body and units[end - 1].block.kind == "para":
         end += 1  # "Run the following command:" without the command answers nothing
     elif end + 1 < len(units) and units[end + 1].block.is_body and units[end].block.is_lead_in:

@@ -312,6 +312,13 @@ def test_a_passage_pointing_back_does_not_borrow_from_another_section() -> None:
     assert result.text.startswith("This tool") and "installer" not in result.text
 
 
+def test_a_list_opening_a_section_takes_no_lead_in_from_the_section_before() -> None:
+    page = chunk(1, "Ports.\n\nThe server listens on a port of its own.\n\n## Flags\n\n"
+                    "- `--verbose-logs` prints every request\n- `--quiet-logs` prints nothing")
+    result = ExtractiveGenerator().answer(request("which flags print the request logs?", [page]))
+    assert "--verbose-logs" in result.text and "listens" not in result.text
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("This tool helps.", True), ("However, it fails.", True), ("It is fast.", True),
     ("There are no wheels.", False), ("Thistle grows.", False), ("Use the tool.", False),
