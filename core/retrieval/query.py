@@ -121,12 +121,23 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
     return str(best[0])
 
 
-def _is_small_talk(words: list[str]) -> bool:
+#: A short message thanking, asking nothing and naming nothing the docs know is an
+#: acknowledgement, whatever its other words ("thanks bot, you're a lifesaver").
+_THANKS: frozenset[str] = frozenset("thanks thank thx ty tysm cheers appreciate appreciated".split())
+_ASKING: frozenset[str] = frozenset("how what why where when which who whats hows".split())
+#: Longer than this, a message with thanks in it may well carry a request.
+_ACK_WORDS = 12
+
+
+def _is_small_talk(words: list[str], lexicon: Lexicon, *, asks: bool = False) -> bool:
     if not words:
         return False
     bases = [w.split("'")[0] for w in words]  # "how's" -> "how", "bot's" -> "bot"
-    content = [w for w in bases if w and w not in STOPWORDS and w not in FILLER]
-    return all(w in SMALL_TALK for w in content)
+    content = [w for w in bases if w and w not in STOPWORDS and w not in FILLER and w not in SMALL_TALK]
+    if not content:
+        return True
+    return (not asks and len(words) <= _ACK_WORDS and any(w in _THANKS for w in bases)
+            and not any(w in _ASKING for w in bases) and not any(lexicon.knows(w) for w in content))
 
 
 def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
@@ -141,7 +152,7 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
     """
     cleaned = normalise_chat(strip_markup(message))
     words = tokens(cleaned)
-    if _is_small_talk(words):
+    if _is_small_talk(words, lexicon, asks="?" in cleaned):
         return QueryAnalysis(text="", small_talk=True)
     kept: list[str] = []
     corrections: dict[str, str] = {}
