@@ -44,6 +44,7 @@ from core.answer.responses import (
     retrieval_failed,
 )
 from core.errors import ProviderError, QueryValidationError, StoreError
+from core.ingest.injection import instruction_reason
 from core.jsonl import validation_message
 from core.models import (
     AgentLogEntry,
@@ -424,6 +425,11 @@ class RagPipeline:
             return plain_reply(query, started, SMALL_TALK_TEXT)
         if not own.text:
             # Only mentions, emoji or filler: there is nothing to search for.
+            return plain_reply(query, started, NOT_FOUND_TEXT)
+        if (aimed := instruction_reason(query.query_text)) is not None:
+            # Never searched, so never answered from the thread's subject nor shown to a model.
+            await self._log(EventType.RESULTS_FILTERED, query,
+                            response_summary=f"not searched: the message {aimed[0]} ({aimed[1]!r})")
             return plain_reply(query, started, NOT_FOUND_TEXT)
         search_text = understand(search_query_for(query.query_text, history), lexicon).text or own.text
         try:
