@@ -45,7 +45,8 @@ class ActivityLogTables(SqliteBase):
         Raises:
             ValueError: an entry with this ``entry_id`` already exists.
         """
-        async with self._write(f"log entry {entry.entry_id!r}") as conn:
+        # One step of an answer or command; the work's last write flushes it to disk.
+        async with self._write(f"log entry {entry.entry_id!r}", durable=False) as conn:
             await insert_log(conn, entry)
 
     async def log_many(self, entries: Sequence[AgentLogEntry]) -> None:

@@ -42,6 +42,10 @@ _SAVE_RESPONSE = (
 )
 
 
+#: Statuses that end a query: their write is flushed to disk, and with it the answer's steps.
+_FINAL = frozenset({QueryStatus.COMPLETED, QueryStatus.FAILED})
+
+
 class QueryTables(SqliteBase):
     """The ``queries`` and ``responses`` tables."""
 
@@ -52,7 +56,7 @@ class QueryTables(SqliteBase):
             ValueError: a query with this id already exists.
         """
         now = to_db(utc_now())
-        async with self._write(f"store query {query.query_id!r}") as conn:
+        async with self._write(f"store query {query.query_id!r}", durable=False) as conn:
             try:
                 await conn.execute(
                     "INSERT INTO queries (query_id, query_text, thread_id, user_id, user_context, status,"
@@ -79,7 +83,8 @@ class QueryTables(SqliteBase):
             ValueError: unknown ``query_id`` or an illegal transition (nothing is changed).
         """
         new = QueryStatus(status)
-        async with self._write(f"set query {query_id!r} to {new.value}") as conn:
+        # The final status is the last write of an answer: flushing it flushes the answer.
+        async with self._write(f"set query {query_id!r} to {new.value}", durable=new in _FINAL) as conn:
             rows = list(await conn.execute_fetchall(
                 "SELECT status FROM queries WHERE query_id = ?", (query_id,)
             ))
@@ -103,7 +108,8 @@ class QueryTables(SqliteBase):
             ValueError: unknown ``query_id`` or an illegal transition (nothing is recorded).
         """
         new = ResponseState(state)
-        async with self._write(f"set the response of query {query_id!r} to {new.value}") as conn:
+        what = f"set the response of query {query_id!r} to {new.value}"
+        async with self._write(what, durable=False) as conn:
             if not list(await conn.execute_fetchall("SELECT 1 FROM queries WHERE query_id = ?", (query_id,))):
                 raise ValueError(f"unknown query id {query_id!r}")
             check_response_state(await _response_state(conn, query_id), new)
@@ -136,7 +142,7 @@ class QueryTables(SqliteBase):
             ValueError: ``response.query_id`` was never stored with ``create_query``.
         """
         sources = json.dumps([s.model_dump(mode="json") for s in response.sources], ensure_ascii=False)
-        async with self._write(f"store response {response.response_id!r}") as conn:
+        async with self._write(f"store response {response.response_id!r}", durable=False) as conn:
             try:
                 await conn.execute(_SAVE_RESPONSE, (
                     response.response_id, response.query_id, response.thread_id, response.status.value,

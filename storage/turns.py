@@ -12,7 +12,7 @@ class ConversationTables(SqliteBase):
 
     async def add_turn(self, turn: ConversationTurn) -> None:
         """Append one turn to its thread."""
-        async with self._write(f"add a turn to thread {turn.thread_id!r}") as conn:
+        async with self._write(f"add a turn to thread {turn.thread_id!r}", durable=False) as conn:
             await conn.execute(
                 "INSERT INTO turns (thread_id, role, content, query_id, response_id, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
