@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,6 @@ WORDLLAMA_DIM = 256
 LOCAL_MODEL_ID = f"local:bm25-en+wordllama-{WORDLLAMA_CONFIG}-{WORDLLAMA_DIM}"
 #: Passage vectors kept for ``cosines`` (256 floats each: 20,000 take about 20 MB).
 _VECTOR_CACHE = 20_000
-_TERMS_CACHE = 20_000
 
 
 @lru_cache(maxsize=1)
@@ -72,9 +71,6 @@ class LocalEmbedder:
         self._model = load_wordllama()
         self._bm25 = _bm25()
         self._vectors: dict[str, Any] = {}
-        #: Search-term ids of a text (``TermFn``): ranking asks it of the same passages,
-        #: titles and sections question after question, so the answers are kept.
-        self.terms: Callable[[str], frozenset[int]] = lru_cache(maxsize=_TERMS_CACHE)(self._terms)
 
     @property
     def model_id(self) -> str:
@@ -83,9 +79,6 @@ class LocalEmbedder:
     @property
     def dimension(self) -> int:
         return WORDLLAMA_DIM
-
-    def _terms(self, text: str) -> frozenset[int]:
-        return frozenset(self.sparse_query(text).indices)
 
     def sparse_query(self, text: str) -> SparseVector:
         """BM25 query vector (one weight per distinct stemmed term)."""
