@@ -369,7 +369,7 @@ class InMemoryStorage:
             ))
         return len(stuck)
 
-    async def log(self, entry: AgentLogEntry) -> None:
+    async def log(self, entry: AgentLogEntry, *, durable: bool = True) -> None:
         if entry.entry_id in self._entry_ids:
             raise ValueError(f"log entry {entry.entry_id!r} already exists")
         self._entry_ids.add(entry.entry_id)

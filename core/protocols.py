@@ -317,8 +317,8 @@ class QueryStore(Protocol):
 class ActivityLog(Protocol):
     """The AgentLogEntry log."""
 
-    async def log(self, entry: AgentLogEntry) -> None:
-        """Append one entry."""
+    async def log(self, entry: AgentLogEntry, *, durable: bool = True) -> None:
+        """Append one entry; ``durable=False`` for a step of work whose last write is durable."""
         ...
 
     def export(

@@ -39,14 +39,18 @@ async def insert_log(conn: aiosqlite.Connection, entry: AgentLogEntry) -> None:
 class ActivityLogTables(SqliteBase):
     """The ``agent_log`` table."""
 
-    async def log(self, entry: AgentLogEntry) -> None:
+    async def log(self, entry: AgentLogEntry, *, durable: bool = True) -> None:
         """Append one entry.
+
+        Args:
+            entry: the entry.
+            durable: False for a step of an answer, whose final status write flushes it to disk
+                (``SqliteBase``); an entry standing alone (an export, an error) is flushed itself.
 
         Raises:
             ValueError: an entry with this ``entry_id`` already exists.
         """
-        # One step of an answer or command; the work's last write flushes it to disk.
-        async with self._write(f"log entry {entry.entry_id!r}", durable=False) as conn:
+        async with self._write(f"log entry {entry.entry_id!r}", durable=durable) as conn:
             await insert_log(conn, entry)
 
     async def log_many(self, entries: Sequence[AgentLogEntry]) -> None:

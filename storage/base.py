@@ -37,12 +37,12 @@ class SqliteBase:
 
     Durability: a write is flushed to disk when it commits (``synchronous=FULL``) unless
     its caller says it is one step of a longer piece of work (``durable=False``): an
-    answer writes a dozen log entries and state changes, and an fsync each cost a third of
-    its time. Those commit with ``synchronous=NORMAL``, which in WAL mode survives a killed
-    process but not a power cut; the answer's last write (its final status) is durable,
-    and its flush covers every WAL frame written before it. So a power cut loses only what
-    was written since the last durable write: the answer in progress (whose query start-up
-    recovery marks failed) or log entries written after it; a killed process loses nothing.
+    answer writes a dozen log entries and state changes, and an fsync each cost about a
+    sixth of its time. Those commit with ``synchronous=NORMAL``, which in WAL mode survives
+    a killed process but not a power cut; the answer's last write (its final status) is
+    durable, and its flush covers every WAL frame written before it. So a power cut loses
+    only the answer in progress (possibly its query row too, so there is nothing to mark
+    failed); a killed process loses nothing.
     """
 
     def __init__(self, *, path: Path, conn: aiosqlite.Connection, page_size: int = DEFAULT_PAGE_SIZE) -> None:
@@ -122,6 +122,9 @@ class SqliteBase:
             try:
                 conn = self._connection()
                 if self._flushing is not durable:
+                    # Unknown until the PRAGMA has run: a write cancelled while waiting for it
+                    # must not leave a durable write believing it will be flushed.
+                    self._flushing = None
                     # Outside any transaction; the value is one of our two constants.
                     await conn.execute("PRAGMA synchronous=FULL" if durable else "PRAGMA synchronous=NORMAL")
                     self._flushing = durable

@@ -197,7 +197,8 @@ class RagPipeline:
             query_text=query.query_text if query else fields.pop("query_text", None),
             **fields,
         )
-        await self.activity.log(entry)
+        # A stored query's entries are steps of its answer: its final status write flushes them.
+        await self.activity.log(entry, durable=query is None)
         return entry
 
     def validate(

@@ -37,7 +37,7 @@ def test_keep_whole_moves_a_cut_out_of_markup() -> None:
 
 
 class BrokenLog(InMemoryStorage):
-    async def log(self, entry: AgentLogEntry) -> None:
+    async def log(self, entry: AgentLogEntry, *, durable: bool = True) -> None:
         raise OSError("disk full")
 
 
