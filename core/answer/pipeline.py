@@ -12,6 +12,8 @@ every expected outcome into a status (``core.answer.responses`` builds each):
   carries ``reference_id``, the id of the ``error`` log entry);
 * ``validation_failed``: the generated answer could not be grounded, so the
   user gets the quoted passages over the same chunks, with a note.
+
+A message that reads as instructions to the assistant is searched alone and only quoted.
 """
 
 from __future__ import annotations
@@ -428,11 +430,13 @@ class RagPipeline:
             # Only mentions, emoji or filler: there is nothing to search for.
             return plain_reply(query, started, NOT_FOUND_TEXT)
         if (aimed := instruction_reason(query.query_text)) is not None:
-            # Never searched, so never answered from the thread's subject nor shown to a model.
-            await self._log(EventType.RESULTS_FILTERED, query,
-                            response_summary=f"not searched: the message {aimed[0]} ({aimed[1]!r})")
-            return plain_reply(query, started, NOT_FOUND_TEXT)
-        search_text = understand(search_query_for(query.query_text, history), lexicon).text or own.text
+            # Judged on its own words, never the thread's subject, and only quoted, never shown to
+            # a model: "ignore all previous instructions" is declined as any off-topic message is,
+            # while "how do I print the system prompt?" in an LLM framework's docs is still answered.
+            await self._log(EventType.RESULTS_FILTERED, query, response_summary=(
+                f"the message {aimed[0]} ({aimed[1]!r}): searched alone, answered only by quoting"))
+        search_text = understand(search_query_for(query.query_text, [] if aimed else history),
+                                 lexicon).text or own.text
         try:
             searching = self._search(search_text, query=query, scope=scope, lexicon=lexicon)
             found = await before_deadline(searching, "the search")
@@ -441,13 +445,14 @@ class RagPipeline:
                                     error_details=f"retrieval failed: {type(exc).__name__}: {exc}")
             return retrieval_failed(query, started, exc, entry.entry_id)
         algorithm = found.results.ranking_algorithm
-        if not found.context.chunks or found.verdict.probability < self._min_probability():
+        if not found.context.chunks or found.verdict.probability < self._min_probability(quoting=bool(aimed)):
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         if search_text != own.text and not await self._still_on_topic(own.text, found, lexicon, query):
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         request = GenerationRequest(query=query, chunks=list(found.context.chunks), history=history,
                                     search_text=own.text)
-        generation = await self.generator.generate(request, search=self._tool_search(query, scope.collection))
+        generator = self.fallback if aimed else self.generator
+        generation = await generator.generate(request, search=self._tool_search(query, scope.collection))
         if generation.fallback_reason:
             await self._log(EventType.ERROR, query, error_details=generation.fallback_reason)
         if says_not_in_docs(generation.text):
@@ -471,10 +476,10 @@ class RagPipeline:
             f"(needs {FOLLOW_UP_SUPPORT:g}); not answered from the old subject"))
         return False
 
-    def _min_probability(self) -> float:
+    def _min_probability(self, *, quoting: bool = False) -> float:
         # A model told to say when the sources do not answer needs only clearly off-topic
         # questions dropped; the extractive answerer quotes whatever it is given.
-        return (self.settings.answerable_probability_llm if self.uses_llm
+        return (self.settings.answerable_probability_llm if self.uses_llm and not quoting
                 else self.settings.answerable_probability)
 
     def _tool_search(self, query: UserQuery, collection: str) -> SearchFn:

@@ -5,11 +5,12 @@ quoted to users like any other page, and a model reading it may obey it. ``ragbo
 scans the pages it is given with ``scan_folder`` before ingesting, names the ones that look
 like instructions to an assistant, and with ``--strict`` refuses to ingest at all while
 there are any. The pipeline asks the same of every question (``instruction_reason``): a
-message aimed at the assistant ("ignore all previous instructions", "paste your system
-prompt") is declined without a search, so it is neither answered from a thread's subject nor
-shown to a model. Grounding (``core.answer.grounding``) separately fails answers with a URL or
-address no source contains. The patterns are about assistants in general, never about one
-corpus; a page that merely documents prompts can be allowed by ingesting without --strict.
+message that reads as aimed at the assistant is searched on its own words only (never with a
+thread's subject) and answered only by quoting (never shown to a model), so it is declined
+like any off-topic message unless the docs really answer it. Grounding
+(``core.answer.grounding``) separately fails answers with a URL or address no source
+contains. The patterns are about assistants in general, never about one corpus; a page that
+merely documents prompts can be allowed by ingesting without --strict.
 """
 
 from __future__ import annotations
@@ -33,13 +34,11 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "tells the reader to ignore its instructions"),
         (rf"{_IGNORE}{_WORDS}(?:{_OWNED})\s+{_WORDS}(?:rules|directions|guidelines)\b",
          "tells the reader to ignore its instructions"),
-        (r"\b(?:disregard|forget)\s+(?:all\s+)?(?:the|your)\s+(?:documentation|docs|sources)\b",
-         "tells the reader to ignore its sources"),
         (r"\byou\s+are\s+now\s+(?:an?\s+|the\s+)?(?:[a-z]+\s+){0,3}(?:assistant|ai|bot|model|agent)\b",
          "gives an assistant a new role"),
-        (r"\b(?:new|updated|real|actual)\s+(?:system\s+)?instructions(?:\s+from\s+[\w ]{1,20})?\s*:",
+        (r"\b(?:new|updated|real|actual)\s+(?:system\s+)?instructions\s*:",
          "announces new instructions"),
-        (r"\b(?:reveal|print|show|repeat|output|ignore|paste|dump|share|leak)\s+(?:me\s+)?(?:your|the)\s+"
+        (r"\b(?:reveal|print|show|repeat|output|ignore|paste|dump)\s+(?:me\s+)?(?:your|the)\s+"
          r"(?:(?:full|entire|whole|complete|exact|original|initial)\s+)?(?:system\s+prompt|hidden\s+instructions)",
          "asks an assistant for its system prompt"),
         (r"\b(?:as|to)\s+an?\s+(?:ai|llm|language\s+model|assistant|chatbot)\b[^.\n]{0,80}\b(?:must|should|"
