@@ -124,7 +124,9 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
 #: A short message thanking, asking nothing and naming nothing the docs know is an
 #: acknowledgement, whatever its other words ("thanks bot, you're a lifesaver").
 _THANKS: frozenset[str] = frozenset("thanks thank thx ty tysm cheers appreciate appreciated".split())
-_ASKING: frozenset[str] = frozenset("how what why where when which who whats hows".split())
+#: Question words and the verbs that open a question or a request ("can you", "show me").
+_ASKING: frozenset[str] = frozenset(
+    "how what why where when which who can could does do did is are should would will show tell give".split())
 #: Longer than this, a message with thanks in it may well carry a request.
 _ACK_WORDS = 12
 
@@ -136,8 +138,14 @@ def _is_small_talk(words: list[str], lexicon: Lexicon, *, asks: bool = False) ->
     content = [w for w in bases if w and w not in STOPWORDS and w not in FILLER and w not in SMALL_TALK]
     if not content:
         return True
-    return (not asks and len(words) <= _ACK_WORDS and any(w in _THANKS for w in bases)
-            and not any(w in _ASKING for w in bases) and not any(lexicon.knows(w) for w in content))
+    # An empty lexicon knows no word, so nothing would count as naming what the docs cover.
+    return (not asks and not lexicon.empty and len(words) <= _ACK_WORDS and any(w in _THANKS for w in bases)
+            and not any(w in _ASKING for w in bases) and not any(_names_docs(w, lexicon) for w in content))
+
+
+def _names_docs(word: str, lexicon: Lexicon) -> bool:
+    """Whether ``word``, or the docs' word it is a typo of ("instal"), occurs in the collection."""
+    return lexicon.knows(word) or correct_word(word, lexicon) is not None
 
 
 def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:

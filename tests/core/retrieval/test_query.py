@@ -57,11 +57,14 @@ def test_small_talk_is_recognised(message: str) -> None:
 @pytest.mark.parametrize("message", ["thanks a lot, you saved my week", "cheers, legend"])
 def test_thanks_naming_nothing_the_docs_know_is_small_talk(message: str) -> None:
     assert understand(message, LEXICON).small_talk
+    # Without a lexicon nothing is known to be outside the docs: it is searched.
+    assert not understand(message, Lexicon()).small_talk
 
 
 @pytest.mark.parametrize("message", [
     "thanks, and how do i install gazebo?", "nice. can i pause it too?",
     "thanks! i need the ubuntu install steps", "thanks what is a planner",
+    "thx, the ubuntu instal keeps failing", "thanks! can you do the same for ubuntu",
 ])
 def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
     assert not understand(message, LEXICON).small_talk
