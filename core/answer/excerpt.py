@@ -61,7 +61,7 @@ W_SEMANTIC = 0.1
 SEMANTIC_DEPTH = 12
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Unit:
     """A quotable block of one chunk, with what scoring needs."""
 
@@ -106,7 +106,8 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
             for piece in pieces:
                 terms = _terms(piece.text)
                 pairs = frozenset(itertools.pairwise(terms))
-                units.append(_Unit(ci, len(units), piece, frozenset(terms), pairs, opens_section=heading))
+                units.append(_Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
+                                   pairs=pairs, opens_section=heading))
                 heading = False
         out.append(units)
     return out
@@ -153,12 +154,14 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
         or (units[best].block.continues and before.kind in ("para", "list") and not before.text[:1].islower())
     ):
         start = best - 1
-    if end < len(units) and units[end].block.is_body and units[end - 1].block.kind == "para":
+    # Never past the next heading either: its blocks answer under a title the excerpt leaves out.
+    if _same_section(units, end) and units[end].block.is_body and units[end - 1].block.kind == "para":
         end += 1  # "Run the following command:" without the command answers nothing
-    elif end + 1 < len(units) and units[end + 1].block.is_body and units[end].block.is_lead_in:
+    elif (_same_section(units, end) and _same_section(units, end + 1) and units[end + 1].block.is_body
+          and units[end].block.is_lead_in):
         end += 2  # the next sentence introduces the list or command
     size = sum(len(u.block.text) for u in units[start:end] if u.block.kind != "code")
-    while end < len(units) and size < EXCERPT_CHARS:
+    while _same_section(units, end) and size < EXCERPT_CHARS:
         nxt = units[end]
         relevant = any(t in nxt.terms for t in weights)
         # A code block right after the explanation is usually its example.
@@ -169,6 +172,11 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
         if nxt.block.kind != "code":
             size += len(nxt.block.text)
     return list(units[start:end])
+
+
+def _same_section(units: Sequence[_Unit], i: int) -> bool:
+    """Whether ``units[i]`` exists and continues the section of the unit before it."""
+    return i < len(units) and not units[i].opens_section
 
 
 def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str]) -> str:

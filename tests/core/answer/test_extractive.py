@@ -319,6 +319,13 @@ def test_a_list_opening_a_section_takes_no_lead_in_from_the_section_before() -> 
     assert "--verbose-logs" in result.text and "listens" not in result.text
 
 
+def test_an_excerpt_does_not_run_on_into_the_next_section() -> None:
+    page = chunk(1, "Ports.\n\nThe server listens on a port of its own, set by the server port setting.\n\n"
+                    "## Flags\n\n- `--verbose-logs` prints every server request\n- `--quiet` prints none")
+    result = ExtractiveGenerator().answer(request("which port does the server listen on?", [page]))
+    assert "listens on a port" in result.text and "--verbose-logs" not in result.text
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("This tool helps.", True), ("However, it fails.", True), ("It is fast.", True),
     ("There are no wheels.", False), ("Thistle grows.", False), ("Use the tool.", False),
