@@ -22,6 +22,15 @@ _ANAPHORA = re.compile(
 )
 
 
+#: Uses of "there" and "that" that point at nothing earlier: "is there a way ...",
+#: "tell everyone that ...".
+_NOT_POINTING = re.compile(
+    r"\b(?:(?:is|are|was|were|isn't|aren't)\s+there|there\s+(?:is|are|was|were|isn't|aren't|'s))\b"
+    r"|\b(?:tell|told|say|says|said|know|think|mean|means|sure|ensure|check|notice)\s+(?:\w+\s+){0,3}?that\b",
+    re.IGNORECASE,
+)
+
+
 def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     """The text to search with for ``question`` asked after ``history``.
 
@@ -34,7 +43,7 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     if previous is None:
         return question
     words = _WORDS.findall(question)
-    if len(words) > _SHORT and not _ANAPHORA.search(question):
+    if len(words) > _SHORT and not _ANAPHORA.search(_NOT_POINTING.sub(" ", question)):
         return question
     return f"{previous} {question}"
 

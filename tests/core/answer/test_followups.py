@@ -26,6 +26,15 @@ def test_a_long_self_contained_question_or_a_first_message_is_searched_as_it_is(
     assert search_query_for("and on windows?", []) == "and on windows?"
 
 
+def test_there_is_and_that_after_say_do_not_point_back() -> None:
+    # "is there a way" and "tell everyone that" name nothing earlier in the thread.
+    for standalone in ("is there a way to run my own script after every sync, like a hook?",
+                       "can you tell the whole team that the build server is down today?"):
+        assert search_query_for(standalone, HISTORY) == standalone
+    pointing = "is there a way to make that work on the old laptop of mine?"
+    assert search_query_for(pointing, HISTORY).startswith("how do I install gazebo")
+
+
 def test_own_support_weighs_a_follow_up_s_own_terms_by_rarity() -> None:
     weights = {1: 3.0, 2: 1.0, 3: 0.5}
 
