@@ -123,7 +123,10 @@ async def test_a_follow_up_with_no_subject_of_its_own_is_answered_from_the_threa
     assert any("discord" in s.url for s in response.sources[:5])
 
 
-@pytest.mark.parametrize("message", ["thanks!! that fixed it 🙏", "hey bot, how's it going?"])
+@pytest.mark.parametrize("message", [
+    "thanks!! that fixed it 🙏", "hey bot, how's it going?",
+    "thanks, you're a star",  # names nothing the user guide knows
+])
 async def test_small_talk_gets_a_friendly_reply(runtime: Runtime, message: str) -> None:
     response = await runtime.pipeline.answer(message, thread_id="chat-3")
     assert response.response_text == SMALL_TALK_TEXT and response.sources == []
