@@ -122,7 +122,7 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
 
 
 #: A short message thanking, asking nothing and naming nothing the docs know is an
-#: acknowledgement, whatever its other words ("thanks bot, you're a lifesaver").
+#: acknowledgement, whatever its other words ("thanks, you're a star").
 _THANKS: frozenset[str] = frozenset("thanks thank thx ty tysm cheers appreciate appreciated".split())
 #: Question words and the verbs that open a question or a request ("can you", "show me").
 _ASKING: frozenset[str] = frozenset(
