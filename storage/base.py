@@ -199,6 +199,7 @@ async def connect(path: Path) -> aiosqlite.Connection:
     try:
         await conn
     except sqlite3.Error as exc:
+        await _worker_stopped(conn)
         raise StorageError(f"cannot open the SQLite database {path}: {exc}") from exc
     try:
         await _configure(conn)
@@ -244,6 +245,18 @@ async def rowcount(conn: aiosqlite.Connection, sql: str, params: Sequence[Any]) 
     """Run one statement and return how many rows it changed."""
     async with conn.execute(sql, params) as cursor:
         return cursor.rowcount
+
+
+async def _worker_stopped(conn: aiosqlite.Connection) -> None:
+    """Wait for the worker thread aiosqlite stops, without waiting, after a failed connect.
+
+    The thread reports its stop to this event loop; a command that exits at once (a data
+    folder SQLite cannot open) would close the loop first, and the thread would print a
+    traceback ("Event loop is closed") after the clear message.
+    """
+    thread = getattr(conn, "_thread", None)  # aiosqlite has no public handle on it
+    if thread is not None and thread.is_alive():
+        await asyncio.to_thread(thread.join, 5)
 
 
 async def _close_quietly(conn: aiosqlite.Connection) -> None:
