@@ -201,6 +201,9 @@ async def connect(path: Path) -> aiosqlite.Connection:
     except sqlite3.Error as exc:
         await _worker_stopped(conn)
         raise StorageError(f"cannot open the SQLite database {path}: {exc}") from exc
+    except asyncio.CancelledError:
+        await asyncio.shield(_worker_stopped(conn))  # Ctrl-C or a deadline while opening
+        raise
     try:
         await _configure(conn)
         await migrate(conn)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, TurnRole
 
 _WORDS = re.compile(r"\w+")
@@ -22,13 +23,24 @@ _ANAPHORA = re.compile(
 )
 
 
-#: Uses of "there" and "that" that point at nothing earlier: "is there a way ...",
-#: "tell everyone that ...".
+#: "there" and "that" pointing at nothing earlier: "is there a way ...", "there's no ...",
+#: "tell everyone that the build ..." (only that word is blanked: "tell me more about that"
+#: and "check that value" still point back).
+_APOSTROPHE = "['\u2019]"
 _NOT_POINTING = re.compile(
-    r"\b(?:(?:is|are|was|were|isn't|aren't)\s+there|there\s+(?:is|are|was|were|isn't|aren't|'s))\b"
-    r"|\b(?:tell|told|say|says|said|know|think|mean|means|sure|ensure|check|notice)\s+(?:\w+\s+){0,3}?that\b",
+    rf"\b(?:is|are|was|were|isn{_APOSTROPHE}t|aren{_APOSTROPHE}t)\s+there"
+    r"(?=\s+(?:a|an|any|some|no|anything|anyone|anybody|something|way|other|another|more)\b)"
+    rf"|\bthere(?:\s+(?:is|are|was|were|isn{_APOSTROPHE}t|aren{_APOSTROPHE}t)|{_APOSTROPHE}s)\b"
+    # Four letters each: a lookbehind needs one width.
+    r"|(?<=\b(?:tell|told|says|said|know|sure))(?P<lead>(?:\s+\w+){0,3}?\s+)that"
+    r"(?=\s+(?:the|a|an|my|our|your|i|we|you|he|she|they|there|some|no)\b)",
     re.IGNORECASE,
 )
+
+
+def _not_pointing(question: str) -> str:
+    """``question`` with the "there" and "that" that point at nothing earlier blanked out."""
+    return _NOT_POINTING.sub(lambda m: m.group("lead") or " ", question)
 
 
 def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
@@ -43,9 +55,25 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     if previous is None:
         return question
     words = _WORDS.findall(question)
-    if len(words) > _SHORT and not _ANAPHORA.search(_NOT_POINTING.sub(" ", question)):
+    if len(words) > _SHORT and not _ANAPHORA.search(_not_pointing(question)):
         return question
     return f"{previous} {question}"
+
+
+def without_aimed(history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
+    """The thread's turns without the messages aimed at the assistant and the replies to them.
+
+    A message aimed at the assistant is answered only by quoting; it must not come back as
+    the subject a later follow-up borrows, nor reach a model in the history it is shown.
+    """
+    kept: list[ConversationTurn] = []
+    skipping = False
+    for turn in history:
+        if turn.role is TurnRole.USER:
+            skipping = instruction_reason(turn.content) is not None
+        if not skipping:
+            kept.append(turn)
+    return kept
 
 
 #: Share of a follow-up's own (IDF-weighted) terms that the passages found for it with the

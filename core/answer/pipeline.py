@@ -33,6 +33,7 @@ from core.answer.followups import (
     FOLLOW_UP_SUPPORT,
     own_support,
     search_query_for,
+    without_aimed,
 )
 from core.answer.generators.fallback import VALIDATION_NOTE, FallbackGenerator
 from core.answer.prompt import says_not_in_docs
@@ -179,6 +180,7 @@ class RagPipeline:
         self.fallback = fallback
         # One generation path: the fallback generator wraps the primary (or is it, with no keys).
         self.generator = FallbackGenerator(primary=generator, fallback=fallback, similarity=similarity)
+        self.quoter = FallbackGenerator(primary=fallback, fallback=fallback)  # quotes, grounded as such
         self.uses_llm = generator is not fallback
         self.conversations = conversations
         self.queries = queries
@@ -420,8 +422,9 @@ class RagPipeline:
         await self.queries.set_query_status(query.query_id, final)
 
     async def _answer(self, query: UserQuery, started: float, scope: Scope) -> AgentResponse:
-        history = (await self.conversations.recent_turns(query.thread_id, limit=self.settings.history_turns)
-                   if query.thread_id and self.settings.history_turns else [])
+        history = without_aimed(
+            await self.conversations.recent_turns(query.thread_id, limit=self.settings.history_turns)
+            if query.thread_id and self.settings.history_turns else [])
         lexicon = self.lexicon(scope.collection)
         own = understand(query.query_text, lexicon)
         if own.small_talk:
@@ -430,9 +433,8 @@ class RagPipeline:
             # Only mentions, emoji or filler: there is nothing to search for.
             return plain_reply(query, started, NOT_FOUND_TEXT)
         if (aimed := instruction_reason(query.query_text)) is not None:
-            # Judged on its own words, never the thread's subject, and only quoted, never shown to
-            # a model: "ignore all previous instructions" is declined as any off-topic message is,
-            # while "how do I print the system prompt?" in an LLM framework's docs is still answered.
+            # Judged on its own words and only quoted: declined as any off-topic message is, unless
+            # the docs answer it ("how do I print the system prompt?" in an LLM framework's docs).
             await self._log(EventType.RESULTS_FILTERED, query, response_summary=(
                 f"the message {aimed[0]} ({aimed[1]!r}): searched alone, answered only by quoting"))
         search_text = understand(search_query_for(query.query_text, [] if aimed else history),
@@ -451,7 +453,7 @@ class RagPipeline:
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         request = GenerationRequest(query=query, chunks=list(found.context.chunks), history=history,
                                     search_text=own.text)
-        generator = self.fallback if aimed else self.generator
+        generator = self.quoter if aimed else self.generator
         generation = await generator.generate(request, search=self._tool_search(query, scope.collection))
         if generation.fallback_reason:
             await self._log(EventType.ERROR, query, error_details=generation.fallback_reason)

@@ -168,11 +168,12 @@ async def test_corrupt_file_raises_storage_error_and_is_left_untouched(db_path: 
 async def test_unopenable_path_is_a_storage_error(tmp_path: Path) -> None:
     folder = tmp_path / "is-a-folder"
     folder.mkdir()
+    before = set(threading.enumerate())
     with pytest.raises(StorageError, match="is-a-folder") as info:
         await SqliteStore.open(folder)
     assert isinstance(info.value.__cause__, sqlite3.Error)
-    # Stopped before the call returned: it must not report to this loop after the test closed it.
-    assert not [t for t in threading.enumerate() if "_connection_worker_thread" in t.name and t.is_alive()]
+    # Its worker stopped before the call returned: it must not report to this loop once closed.
+    assert not [t for t in set(threading.enumerate()) - before if "_connection_worker_thread" in t.name]
 
 
 async def test_database_errors_during_writes_are_wrapped(store: SqliteStore) -> None:
