@@ -862,7 +862,8 @@ class EventType(StrEnum):
     #: Spec 000's "Retrieval Triggered": the pipeline (or the model, through its tool) searches.
     RETRIEVAL_TRIGGERED = "retrieval_triggered"
     #: Spec 002's RESULTS_FILTERED: candidates scored, bad stored chunks dropped, threshold applied;
-    #: also a follow-up dropped for holding too little of its own words in what was found.
+    #: also a follow-up dropped for holding too little of its own words in what was found, and
+    #: a message aimed at the assistant, searched alone and only quoted.
     RESULTS_FILTERED = "results_filtered"
     #: Spec 002's CONTEXT_PREPARED: the chunks handed to the generator (RetrievedContext).
     CONTEXT_PREPARED = "context_prepared"

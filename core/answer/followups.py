@@ -31,8 +31,7 @@ _NOT_POINTING = re.compile(
     rf"\b(?:is|are|was|were|isn{_APOSTROPHE}t|aren{_APOSTROPHE}t)\s+there"
     r"(?=\s+(?:a|an|any|some|no|anything|anyone|anybody|something|way|other|another|more)\b)"
     rf"|\bthere(?:\s+(?:is|are|was|were|isn{_APOSTROPHE}t|aren{_APOSTROPHE}t)|{_APOSTROPHE}s)\b"
-    # Four letters each: a lookbehind needs one width.
-    r"|(?<=\b(?:tell|told|says|said|know|sure))(?P<lead>(?:\s+\w+){0,3}?\s+)that"
+    r"|\b(?P<lead>(?:tell|told|say|says|said|know|knows|think|sure)(?:\s+\w+){0,3}?\s+)that"
     r"(?=\s+(?:the|a|an|my|our|your|i|we|you|he|she|they|there|some|no)\b)",
     re.IGNORECASE,
 )
@@ -40,7 +39,7 @@ _NOT_POINTING = re.compile(
 
 def _not_pointing(question: str) -> str:
     """``question`` with the "there" and "that" that point at nothing earlier blanked out."""
-    return _NOT_POINTING.sub(lambda m: m.group("lead") or " ", question)
+    return _NOT_POINTING.sub(lambda m: m.group("lead") or " ", question)  # the verb and its words stay
 
 
 def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
