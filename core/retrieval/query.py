@@ -3,8 +3,9 @@
 People write in chat: mentions and markup, "whats", "w/", "lol", "8gb", typos.
 ``understand`` strips platform markup, expands chat spellings, leaves out filler
 words, splits numbers from their units, and corrects words the collection does
-not know to the nearest word it does (rapidfuzz, edit distance 1-2, most
-frequent wins). It also says when a message is only small talk ("thanks!",
+not know to the nearest word it does (rapidfuzz, one edit or two for long words,
+a swap of neighbours counting as one; the first letter kept; a nearer English
+word or a misspelt stop word wins). It also says when a message is only small talk ("thanks!",
 "hey, how's it going"), which deserves a friendly reply rather than a search.
 
 Every list here is about chat English in general, never about one corpus.
@@ -15,12 +16,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 from core.retrieval.lexicon import Lexicon
 from core.retrieval.terms import STOPWORDS, tokens
+
+if TYPE_CHECKING:
+    from spellchecker import SpellChecker
 
 _MARKUP = (
     (re.compile(r"<([^<>|\s]+)\|([^<>]+)>"), r"\2"),  # Slack <url|text>, <#C1|channel>
@@ -38,7 +43,12 @@ _CHAT_FORMS = {
     "u": "you", "ur": "your", "r": "are", "w/": "with", "w/o": "without", "b/c": "because",
     "bc": "because", "cuz": "because", "thru": "through", "tho": "though", "pls": "", "plz": "",
     "abt": "about", "wanna": "want to", "gonna": "going to", "gotta": "have to",
-    "smth": "something", "sth": "something",
+    "smth": "something", "sth": "something", "theres": "there is", "heres": "here is",
+    "arent": "are not", "wasnt": "was not", "werent": "were not", "hasnt": "has not",
+    "havent": "have not", "hadnt": "had not", "shouldnt": "should not", "couldnt": "could not",
+    "wouldnt": "would not", "youre": "you are", "theyre": "they are", "youve": "you have",
+    "weve": "we have", "theyve": "they have", "dunno": "do not know", "lemme": "let me",
+    "gimme": "give me",
 }
 _CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORMS) + r")(?![\w/])",
                       re.IGNORECASE)
@@ -93,32 +103,49 @@ def normalise_chat(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def english_words() -> frozenset[str]:
-    """A general English word list (pyspellchecker's, shipped in its wheel)."""
+def _english() -> SpellChecker:
+    """pyspellchecker's general English word list and frequencies (shipped in its wheel)."""
     from spellchecker import SpellChecker
 
-    return frozenset(SpellChecker(distance=1).word_frequency.dictionary)
+    return SpellChecker(distance=1)
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """A general English word list (pyspellchecker's)."""
+    return frozenset(_english().word_frequency.dictionary)
+
+
+#: Words up to this long are corrected by one edit (a swap of neighbours counts as one);
+#: longer ones by two. Two edits turn a short word into another ("realtime" -> "reactive").
+_ONE_EDIT = 8
 
 
 def correct_word(word: str, lexicon: Lexicon) -> str | None:
-    """The collection word nearest to an unknown, misspelt ``word``, or None to keep it.
+    """The word an unknown, misspelt ``word`` stands for, or None to keep it.
 
     A word the collection knows, or a real English word it does not use ("lecture",
     "knocked"), is kept: "correcting" it to a docs word would change the question.
-    Words of 4-5 letters allow one edit, longer ones two; among equally near
-    words the most frequent in the collection wins.
+    Otherwise the nearest collection word wins (the most frequent among equals),
+    unless an English word is nearer ("betwen" is "between", not "better") or is a
+    stop word ("wich"): people misspell common words most. Neither may change the
+    first letter, which typos rarely touch ("pyinstaller" is not "installer"), and
+    with no collection word near, the word is kept ("tuple" is no typo of "tulle").
     """
     if len(word) < 4 or not word.isalpha() or lexicon.empty or lexicon.knows(word):
         return None
     if word in english_words():
         return None
-    limit = 1 if len(word) <= 5 else 2
-    matches = process.extract(word, lexicon.vocabulary, scorer=Levenshtein.distance,
-                              score_cutoff=limit, limit=8)
-    if not matches:
-        return None
-    best = min(matches, key=lambda m: (m[1], -lexicon.words.get(m[0], 0), m[0]))
-    return str(best[0])
+    limit = 1 if len(word) <= _ONE_EDIT else 2
+    matches = process.extract(word, lexicon.vocabulary, scorer=OSA.distance, score_cutoff=limit, limit=8)
+    near = [(str(m[0]), int(m[1])) for m in matches if str(m[0])[:1] == word[:1]]
+    if not near:
+        return None  # a name the docs do not use ("tuple", "admin") stays as it is
+    best = min(near, key=lambda m: (m[1], -lexicon.words.get(m[0], 0), m[0]))
+    english = _english().correction(word)
+    if english is not None and english[:1] == word[:1] and (best[1] > 1 or english in STOPWORDS):
+        return english
+    return best[0]
 
 
 #: A short message thanking, asking nothing and naming nothing the docs know is an
@@ -145,7 +172,8 @@ def _is_small_talk(words: list[str], lexicon: Lexicon, *, asks: bool = False) ->
 
 def _names_docs(word: str, lexicon: Lexicon) -> bool:
     """Whether ``word``, or the docs' word it is a typo of ("instal"), occurs in the collection."""
-    return lexicon.knows(word) or correct_word(word, lexicon) is not None
+    fixed = correct_word(word, lexicon)
+    return lexicon.knows(word) or (fixed is not None and lexicon.knows(fixed))
 
 
 def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:

@@ -36,6 +36,41 @@ def test_misspellings_are_corrected_against_the_collection(typo: str, fixed: str
     assert correct_word(typo, LEXICON) == fixed
 
 
+def test_a_swap_of_neighbours_is_one_edit() -> None:
+    lexicon = Lexicon(chunks=4, words={"receive": 2, "container": 3, "security": 1})
+    assert correct_word("recieve", lexicon) == "receive"
+    assert correct_word("contianer", lexicon) == "container"
+    assert correct_word("secuirty", lexicon) == "security"
+
+
+def test_a_typo_keeps_its_first_letter() -> None:
+    # Dropping a prefix names another tool: "pyinstaller" is not "installer", "isort" not "sort".
+    lexicon = Lexicon(chunks=4, words={"installer": 3, "sort": 2, "recompiled": 1})
+    assert correct_word("pyinstaller", lexicon) is None
+    assert correct_word("isort", lexicon) is None
+    assert correct_word("precompile", lexicon) is None
+
+
+def test_a_nearer_english_word_or_a_stop_word_wins_over_a_docs_word() -> None:
+    lexicon = Lexicon(chunks=4, words={"forgoing": 1, "wish": 2, "wheel": 5})
+    assert correct_word("forgeting", lexicon) == "forgetting"  # one edit from English, two from the docs
+    assert correct_word("wich", lexicon) in {"which", "with"}  # a stop word: never "wish"
+    assert correct_word("wheell", lexicon) == "wheel"  # the docs word when it is nearest
+
+
+def test_a_word_no_docs_word_is_near_is_kept() -> None:
+    # Two edits are only for long words: "realtime" is not "reactive".
+    lexicon = Lexicon(chunks=4, words={"reactive": 2, "table": 1, "better": 3})
+    assert correct_word("realtime", lexicon) is None
+    assert correct_word("tuple", lexicon) is None
+    assert correct_word("betwen", lexicon) is None
+
+
+def test_chat_contractions_without_apostrophes_are_expanded() -> None:
+    expanded = normalise_chat("theres no roscore and i couldnt find it")
+    assert expanded == "there is no roscore and i could not find it"
+
+
 def test_known_and_english_words_are_never_corrected() -> None:
     assert correct_word("gazebo", LEXICON) is None
     assert correct_word("lecture", LEXICON) is None
