@@ -52,12 +52,31 @@ _CHAT_FORMS = {
 }
 _CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORMS) + r")(?![\w/])",
                       re.IGNORECASE)
+#: Developers' shorthand in chat and the word docs spell out; used only when the collection
+#: does not use the short form itself (ROS docs say "cmd_vel", uv's say "env").
+SHORTHAND: dict[str, str] = {
+    "ppl": "people", "cfg": "config", "conf": "config", "cmd": "command", "cmds": "commands",
+    "pw": "password", "pwd": "password", "passwd": "password", "k8s": "kubernetes", "prod": "production",
+    "env": "environment", "envs": "environments", "repo": "repository", "repos": "repositories",
+    "dep": "dependency", "deps": "dependencies", "reqs": "requirements", "lib": "library",
+    "libs": "libraries", "pkg": "package", "pkgs": "packages", "dir": "directory", "dirs": "directories",
+    "creds": "credentials", "algo": "algorithm", "algos": "algorithms", "msg": "message",
+    "msgs": "messages", "param": "parameter", "params": "parameters", "arg": "argument",
+    "args": "arguments", "perf": "performance", "impl": "implementation", "db": "database",
+    "dbs": "databases", "func": "function", "funcs": "functions", "fn": "function", "var": "variable",
+    "vars": "variables", "obj": "object", "img": "image", "imgs": "images", "mem": "memory",
+    "perms": "permissions", "approx": "approximately", "ver": "version", "nav": "navigation",
+    "sim": "simulation", "sims": "simulations", "mins": "minutes", "secs": "seconds", "hrs": "hours",
+    "infra": "infrastructure", "auth": "authentication", "js": "javascript", "ts": "typescript",
+    "py": "python", "dev": "development", "vid": "video", "pic": "picture", "pics": "pictures",
+    "num": "number",
+}
 #: Words that carry tone, not topic, in chat messages.
 FILLER: frozenset[str] = frozenset(
     """
     lol lmao rofl haha hahaha heh hmm hmmm umm um uh ah oh ok okay okey k yo hey hi hello hiya sup
     guys folks pls plz please thx thanks thank ty tysm cheers kinda sorta btw tbh imo imho idk afaik
-    fyi iirc ngl omg wtf jk anyway anyways actually basically literally really super totally quick
+    fyi iirc ngl rn omg wtf jk anyway anyways actually basically literally really super totally quick
     question q random somebody someone anyone anybody mate dude bro ya yeah yep nope yup
 """.split()
 )
@@ -196,6 +215,9 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
         word = raw.strip(".,!?;:()[]{}\"'`").lower()
         if word in FILLER:
             continue
+        if word in SHORTHAND and not lexicon.empty and not lexicon.knows(word):
+            raw = raw.lower().replace(word, SHORTHAND[word])  # "prod" -> "production"
+            word = SHORTHAND[word]
         fixed = correct_word(word, lexicon) if word not in STOPWORDS else None
         if fixed is not None:
             corrections[word] = fixed

@@ -71,6 +71,14 @@ def test_chat_contractions_without_apostrophes_are_expanded() -> None:
     assert expanded == "there is no roscore and i could not find it"
 
 
+def test_shorthand_is_spelt_out_unless_the_docs_use_it() -> None:
+    lexicon = Lexicon(chunks=4, words={"config": 3, "production": 2, "cmd": 5, "command": 1})
+    words = understand("which cfg do ppl use in prod rn? same cmd?", lexicon).text.split()
+    assert {"config", "production", "people"} <= set(words)
+    assert "cmd?" in words and "command" not in words  # the docs say "cmd" themselves
+    assert "rn" not in words  # "right now": tone, not topic
+
+
 def test_known_and_english_words_are_never_corrected() -> None:
     assert correct_word("gazebo", LEXICON) is None
     assert correct_word("lecture", LEXICON) is None
