@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, TurnRole
+from core.retrieval.terms import STOPWORDS
 
 _WORDS = re.compile(r"\w+")
 #: A question this short, or one leaning on a pronoun, rarely names its subject.
@@ -37,9 +38,16 @@ _NOT_POINTING = re.compile(
 )
 
 
+#: "one" or "more" before a noun or "than" counts or compares ("a one liner", "more than 8 gb",
+#: "if one machine goes down"); "which one?", "one of them", "tell me more about it" point back.
+_COUNTING = re.compile(r"\b(?:one|more)\s+(?=(\w+))", re.IGNORECASE)
+
+
 def _not_pointing(question: str) -> str:
-    """``question`` with the "there" and "that" that point at nothing earlier blanked out."""
-    return _NOT_POINTING.sub(lambda m: m.group("lead") or " ", question)  # the verb and its words stay
+    """``question`` with the "there", "that", "one" and "more" that point at nothing earlier blanked out."""
+    question = _NOT_POINTING.sub(lambda m: m.group("lead") or " ", question)  # the verb and its words stay
+    return _COUNTING.sub(lambda m: " " if m.group(1).lower() == "than" or m.group(1).lower() not in STOPWORDS
+                         else m.group(0), question)
 
 
 def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:

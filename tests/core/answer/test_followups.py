@@ -33,8 +33,11 @@ def test_a_long_self_contained_question_or_a_first_message_is_searched_as_it_is(
     "isn\u2019t there a way to run my own script after every sync, like a hook?",
     "there's a way to run my own script after every sync right? like a hook",
     "can you tell the whole team that the build server is down today?",
+    "how do i merge two dicts in python 3, is there a one liner in the stdlib",
+    "what happens to the other nodes if one machine goes down mid run",
+    "do i need more than 8 gb of ram for the course labs at home",
 ])
-def test_there_is_and_that_after_tell_do_not_point_back(standalone: str) -> None:
+def test_there_is_that_after_tell_and_counting_one_do_not_point_back(standalone: str) -> None:
     assert search_query_for(standalone, HISTORY) == standalone
 
 
@@ -44,6 +47,8 @@ def test_there_is_and_that_after_tell_do_not_point_back(standalone: str) -> None
     "I'm not sure that works with the proxy setup we have at work",
     "how can I check that value from the admin panel on the server",
     "the config file is there but the service still refuses to start up",
+    "which one of the two launch files should I run on the robot then",
+    "ok and can you tell me more about the windows installer please",
 ])
 def test_pronouns_pointing_back_still_borrow_the_subject(pointing: str) -> None:
     assert search_query_for(pointing, HISTORY).startswith("how do I install gazebo")
