@@ -329,7 +329,7 @@ class RagPipeline:
         chunks, algorithm = await self._rerank(text, response.retrieved_chunks, ranked_hits.algorithm, query,
                                                scope.top_k, step)
         verdict = judge(relevances=ranked_hits.top_relevances, cosine=ranked_hits.best_cosine,
-                        pages=ranked_hits.top_pages, held=ranked_hits.top_held)
+                        pages=ranked_hits.top_pages, held=ranked_hits.top_held, named=ranked_hits.named)
         ranked = RankedResults(ranked_chunks=chunks, ranking_algorithm=algorithm,
                                execution_time=time.perf_counter() - start)
         summary = (f"{len(chunks)} chunk(s) kept by {algorithm}; best {chunks[0].score:.2f}" if chunks

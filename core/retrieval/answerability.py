@@ -16,6 +16,11 @@ ranking before anything is cut:
 * ``pages``: how many different pages the first five candidates come from: the docs that
   answer a question agree on where; an off-topic question scatters over unrelated pages.
 
+One more piece of evidence overrides them: a phrase of two or more words the question
+quotes ("prof keeps saying 'reality gap'") that one of the first ten candidates holds word
+for word (``named``). People quote the term they ask about, and docs that use the very
+phrase discuss it, however many chat words around it lower the other signals.
+
 They are combined by a logistic model (class-balanced, so 0.5 weighs a wrong "not found"
 and a wrong answer alike) whose five constants were fitted on chat-style questions over
 five corpora (gazebo-docs and robotics-textbook-2 from ../shared/data/devsets,
@@ -42,6 +47,8 @@ BIAS = -5.873
 W_HELD = 7.777
 #: Terms held beyond this count add nothing more (a long message's count stops growing).
 HELD_CAP = 10
+#: The probability given to a question whose quoted phrase the candidates hold word for word.
+NAMED_PROBABILITY = 0.9
 #: Candidates the relevance mean reads and the page count looks at.
 RELEVANCE_DEPTH = 3
 PAGES_DEPTH = 5
@@ -56,15 +63,18 @@ class Answerability:
     cosine: float
     pages: int
     held: float
+    named: bool = False
 
     def summary(self) -> str:
         """One line for the activity log."""
+        named = "; a quoted phrase found word for word" if self.named else ""
         return (f"answerable p={self.probability:.2f} (relevance {self.relevance:.2f}, "
                 f"{self.held:g} term(s) held, cosine {self.cosine:.2f}, "
-                f"{self.pages} page(s) in the top {PAGES_DEPTH})")
+                f"{self.pages} page(s) in the top {PAGES_DEPTH}{named})")
 
 
-def judge(*, relevances: Sequence[float], held: Sequence[int], cosine: float, pages: int) -> Answerability:
+def judge(*, relevances: Sequence[float], held: Sequence[int], cosine: float, pages: int,
+          named: bool = False) -> Answerability:
     """Combine the signals into the probability that the docs answer the question.
 
     Args:
@@ -72,6 +82,7 @@ def judge(*, relevances: Sequence[float], held: Sequence[int], cosine: float, pa
         held: how many of the question's distinct search terms each of those candidates holds.
         cosine: the best question-chunk cosine among the first ten (local model's scale).
         pages: distinct pages among the first five candidates.
+        named: a top candidate holds a phrase the question quotes, word for word.
 
     Returns:
         The Answerability; no candidates at all gives probability 0.
@@ -84,5 +95,8 @@ def judge(*, relevances: Sequence[float], held: Sequence[int], cosine: float, pa
     mean_held = sum(counts) / len(counts) if counts else 0.0
     z = (W_RELEVANCE * relevance + W_HELD * min(mean_held, HELD_CAP) / HELD_CAP
          + W_COSINE * max(cosine, 0.0) + W_PAGES * min(pages, PAGES_DEPTH) / PAGES_DEPTH + BIAS)
-    return Answerability(probability=round(1.0 / (1.0 + math.exp(-z)), 4), relevance=round(relevance, 4),
-                         cosine=cosine, pages=pages, held=round(mean_held, 2))
+    probability = round(1.0 / (1.0 + math.exp(-z)), 4)
+    if named:
+        probability = max(probability, NAMED_PROBABILITY)
+    return Answerability(probability=probability, relevance=round(relevance, 4),
+                         cosine=cosine, pages=pages, held=round(mean_held, 2), named=named)

@@ -14,7 +14,7 @@ fatal) and becomes VALIDATED; chunks are ordered by the score users see.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,7 @@ from core.retrieval.ranking import (
     select,
     title_boost,
 )
+from core.retrieval.terms import quoted_phrases
 from core.settings import Settings
 
 #: Turns a text into the set of its search-term ids (the sparse model's vocabulary).
@@ -65,11 +66,22 @@ class Ranked:
     #: What ``core.retrieval.answerability`` judges from, read off the fused order: the
     #: relevances of the first three candidates and how many of the question's terms each
     #: holds, the best question-chunk cosine among the first ten (local model's scale) and
-    #: how many pages the first five come from.
+    #: how many pages the first five come from; and whether one of the first ten holds, word
+    #: for word, a phrase of two or more words the question quotes.
     top_relevances: tuple[float, ...] = ()
     top_held: tuple[int, ...] = ()
     best_cosine: float = 0.0
     top_pages: int = 0
+    named: bool = False
+
+
+def names_quoted(question: str, texts: Iterable[str]) -> bool:
+    """Whether one of ``texts`` holds, word for word, a phrase ``question`` quotes (two words or more)."""
+    phrases = quoted_phrases(question)
+    if not phrases:
+        return False
+    flat = [" ".join(text.lower().split()) for text in texts]
+    return any(phrase in text for phrase in phrases for text in flat)
 
 
 def chunk_text(payload: Mapping[str, Any]) -> str:
@@ -280,4 +292,5 @@ class HybridRetriever:
                       relevances=rels, top_relevances=tuple(rels[f.chunk_id] for f in matching[:3]),
                       top_held=tuple(len(query_terms & chunk_terms[f.chunk_id]) for f in matching[:3]),
                       best_cosine=max(near, default=0.0),
-                      top_pages=len({f.payload.get("source_document") for f in matching[:5]}))
+                      top_pages=len({f.payload.get("source_document") for f in matching[:5]}),
+                      named=names_quoted(text, (chunk_text(f.payload) for f in fused_head[:10])))

@@ -56,6 +56,20 @@ def refers_back(text: str) -> bool:
     return bool(_POINTS_BACK_RE.match(text))
 
 
+#: A span the writer put in quotes or backticks ('reality gap', "duty factor", `uv add`).
+_QUOTED_RE = re.compile(r"""(?:^|[\s(\[])['"\u2018\u201c`]([^'"\u2019\u201d`\n]{3,80})['"\u2019\u201d`]""")
+
+
+def quoted_phrases(text: str, *, min_terms: int = 2) -> list[str]:
+    """The phrases ``text`` quotes that hold at least ``min_terms`` content words, lower-cased.
+
+    People quote the term they ask about ("prof keeps saying 'reality gap'"); a single
+    quoted word says less, since most words occur somewhere in any collection.
+    """
+    spans = (" ".join(span.lower().split()) for span in _QUOTED_RE.findall(text))
+    return [span for span in spans if len(content_terms(span)) >= min_terms]
+
+
 def tokens(text: str) -> list[str]:
     """Split text into lower-cased word and number tokens.
 

@@ -162,3 +162,14 @@ async def test_a_command_question_quotes_the_command(runtime: Runtime) -> None:
 def test_lexicon_is_written_at_ingest(runtime: Runtime) -> None:
     path = Path(runtime.settings.data_dir) / f"lexicon-{runtime.settings.collection}.json"
     assert path.is_file() and "slack" in path.read_text(encoding="utf-8")
+
+
+async def test_a_quoted_docs_phrase_is_answered_among_chat_words(runtime: Runtime) -> None:
+    chatty = "my teammate keeps saying {} in standup lol and i have no clue what she means tbh"
+    quoted = await runtime.pipeline.answer(chatty.format("'four signals'"), thread_id="q-1")
+    assert quoted.status is ResponseStatus.ANSWERED and quoted.sources
+    assert_clean_citations(quoted)
+    # The same words unquoted are too little to go on, and a quoted phrase the docs lack is no help.
+    plain = await runtime.pipeline.answer(chatty.format("four signals"), thread_id="q-2")
+    unknown = await runtime.pipeline.answer(chatty.format("'quantum annealing schedule'"), thread_id="q-3")
+    assert plain.status is unknown.status is ResponseStatus.NO_RELEVANT_DOCUMENTS

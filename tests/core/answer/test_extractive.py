@@ -9,7 +9,7 @@ from core.answer.generators.extractive import NO_CHUNKS_TEXT, ExtractiveGenerato
 from core.answer.sentences import split_sentences
 from core.models import RetrievedChunk, UserQuery
 from core.protocols import Generation, GenerationRequest, Generator
-from core.retrieval.terms import content_terms, refers_back, stem
+from core.retrieval.terms import content_terms, quoted_phrases, refers_back, stem
 
 
 def chunk(n: int, content: str, score: float = 0.8) -> RetrievedChunk:
@@ -354,3 +354,10 @@ def test_a_long_code_block_in_an_answer_shows_the_asked_line() -> None:
                     f"```python\nLaunch(\n{code}\n    use_sim_time=True,\n)\n```")
     result = ExtractiveGenerator().answer(request("which launch arguments set use_sim_time?", [page]))
     assert "use_sim_time=True" in result.text
+
+
+def test_quoted_phrases_are_the_spans_in_quotes_with_two_words_or_more() -> None:
+    text = ("it's the ‘duty factor’ thing, and i'm told `uv add flash-attn` fails; "
+            "what does 'startup' or \"Reality  Gap\" mean?")
+    assert quoted_phrases(text) == ["duty factor", "uv add flash-attn", "reality gap"]
+    assert quoted_phrases("don't know, it's fine, isn't it?") == []  # apostrophes are not quotes

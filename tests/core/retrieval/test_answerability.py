@@ -45,3 +45,17 @@ def test_terms_held_count_only_up_to_the_cap() -> None:
     at_cap = judge(relevances=[0.1], cosine=0.3, pages=5, held=[HELD_CAP])
     pasted_log = judge(relevances=[0.1], cosine=0.3, pages=5, held=[HELD_CAP * 5])
     assert at_cap.probability == pasted_log.probability
+
+
+def test_a_quoted_phrase_the_docs_hold_word_for_word_is_answered() -> None:
+    from core.retrieval.answerability import NAMED_PROBABILITY
+    from core.retrieval.retriever import names_quoted
+
+    question = "prof keeps saying 'reality gap' in lecture lol, what does that even mean?"
+    assert names_quoted(question, ["Closing the reality  gap between simulation and hardware."])
+    assert not names_quoted(question, ["The gap between reality and simulation."])  # not the phrase
+    assert not names_quoted("what does 'reality' mean here", ["reality"])  # one word says little
+    chatty = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1])
+    named = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1], named=True)
+    assert chatty.probability < 0.38 <= NAMED_PROBABILITY == named.probability
+    assert "quoted phrase" in named.summary() and "quoted" not in chatty.summary()
