@@ -61,13 +61,15 @@ _QUOTED_RE = re.compile(r"""(?:^|[\s(\[])['"\u2018\u201c`]([^'"\u2019\u201d`\n]{
 
 
 def quoted_phrases(text: str, *, min_terms: int = 2) -> list[str]:
-    """The phrases ``text`` quotes that hold at least ``min_terms`` content words, lower-cased.
+    """The phrases ``text`` quotes of at least ``min_terms`` words, as many of them content words.
 
     People quote the term they ask about ("prof keeps saying 'reality gap'"); a single
     quoted word says less, since most words occur somewhere in any collection.
     """
     spans = (" ".join(span.lower().split()) for span in _QUOTED_RE.findall(text))
-    return [span for span in spans if len(content_terms(span)) >= min_terms]
+    # Words, not tokens: a quoted identifier (`use_sim_time`, 'uv.lock') is one name, not a phrase.
+    return [span for span in spans
+            if len(span.split()) >= min_terms and len(content_terms(span)) >= min_terms]
 
 
 def tokens(text: str) -> list[str]:

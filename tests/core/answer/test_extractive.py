@@ -361,3 +361,5 @@ def test_quoted_phrases_are_the_spans_in_quotes_with_two_words_or_more() -> None
             "what does 'startup' or \"Reality  Gap\" mean?")
     assert quoted_phrases(text) == ["duty factor", "uv add flash-attn", "reality gap"]
     assert quoted_phrases("don't know, it's fine, isn't it?") == []  # apostrophes are not quotes
+    # One name each, or one content word: not a phrase.
+    assert quoted_phrases("is `use_sim_time` or 'uv.lock' or 'put it there' it?") == []
