@@ -140,6 +140,22 @@ def english_words() -> frozenset[str]:
 _ONE_EDIT = 8
 
 
+#: In words this short one changed letter makes another word ("ooms" -> "orms", "wifi" ->
+#: "wiki"): only a missing letter or two swapped ones count as a typo.
+_SHORT_WORD = 4
+
+
+def _plausible(word: str, candidate: str) -> bool:
+    """Whether ``candidate`` is a typo's likely intent: same first letter, and for a short word only
+    a letter left out or two neighbours swapped."""
+    if candidate[:1] != word[:1]:
+        return False
+    if len(word) > _SHORT_WORD:
+        return True
+    missing_letter = len(candidate) == len(word) + 1
+    return missing_letter or (len(candidate) == len(word) and sorted(candidate) == sorted(word))
+
+
 def correct_word(word: str, lexicon: Lexicon) -> str | None:
     """The word an unknown, misspelt ``word`` stands for, or None to keep it.
 
@@ -147,7 +163,7 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
     "knocked"), is kept: "correcting" it to a docs word would change the question.
     Otherwise the nearest collection word wins (the most frequent among equals),
     unless an English word is nearer ("betwen" is "between", not "better") or is a
-    stop word ("wich"): people misspell common words most. Neither may change the
+    stop word ("thier"): people misspell common words most. Neither may change the
     first letter, which typos rarely touch ("pyinstaller" is not "installer"), and
     with no collection word near, the word is kept ("tuple" is no typo of "tulle").
     """
@@ -157,7 +173,7 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
         return None
     limit = 1 if len(word) <= _ONE_EDIT else 2
     matches = process.extract(word, lexicon.vocabulary, scorer=OSA.distance, score_cutoff=limit, limit=8)
-    near = [(str(m[0]), int(m[1])) for m in matches if str(m[0])[:1] == word[:1]]
+    near = [(str(m[0]), int(m[1])) for m in matches if _plausible(word, str(m[0]))]
     if not near:
         return None  # a name the docs do not use ("tuple", "admin") stays as it is
     best = min(near, key=lambda m: (m[1], -lexicon.words.get(m[0], 0), m[0]))

@@ -51,10 +51,19 @@ def test_a_typo_keeps_its_first_letter() -> None:
     assert correct_word("precompile", lexicon) is None
 
 
+def test_a_short_word_is_only_corrected_for_a_missing_or_swapped_letter() -> None:
+    lexicon = Lexicon(chunks=4, words={"orms": 2, "wiki": 3, "sdf": 9, "lidar": 4, "urdf": 5})
+    assert correct_word("ooms", lexicon) is None  # "OOMs", not a changed letter of "orms"
+    assert correct_word("wifi", lexicon) is None
+    assert correct_word("srdf", lexicon) is None  # another format, not "sdf" with a letter too many
+    assert correct_word("lidr", lexicon) == "lidar"
+    assert correct_word("udrf", lexicon) == "urdf"
+
+
 def test_a_nearer_english_word_or_a_stop_word_wins_over_a_docs_word() -> None:
-    lexicon = Lexicon(chunks=4, words={"forgoing": 1, "wish": 2, "wheel": 5})
+    lexicon = Lexicon(chunks=4, words={"forgoing": 1, "tier": 2, "wheel": 5})
     assert correct_word("forgeting", lexicon) == "forgetting"  # one edit from English, two from the docs
-    assert correct_word("wich", lexicon) in {"which", "with"}  # a stop word: never "wish"
+    assert correct_word("thier", lexicon) == "their"  # a stop word: never "tier"
     assert correct_word("wheell", lexicon) == "wheel"  # the docs word when it is nearest
 
 
