@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 
 from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, TurnRole
-from core.retrieval.terms import STOPWORDS
 
 _WORDS = re.compile(r"\w+")
 #: A question this short, or one leaning on a pronoun, rarely names its subject.
@@ -38,16 +37,20 @@ _NOT_POINTING = re.compile(
 )
 
 
-#: "one" or "more" before a noun or "than" counts or compares ("a one liner", "more than 8 gb",
-#: "if one machine goes down"); "which one?", "one of them", "tell me more about it" point back.
-_COUNTING = re.compile(r"\b(?:one|more)\s+(?=(\w+))", re.IGNORECASE)
+#: "one" after an article or "if" counts ("a one liner", "a one-liner", "if one machine goes
+#: down"), and "more" before "than" or a number compares ("more than 8 gb"): neither points back,
+#: unlike "which one", "the second one", "more examples", "tell me more about it".
+_COUNTING = re.compile(
+    r"\b(?P<lead>(?:a|an|if|just|only|no|any|every|at\s+least)\s+)one(?=[\s-]+\w)"
+    r"|\bmore(?=\s+(?:than\b|\d))",
+    re.IGNORECASE,
+)
 
 
 def _not_pointing(question: str) -> str:
     """``question`` with the "there", "that", "one" and "more" that point at nothing earlier blanked out."""
     question = _NOT_POINTING.sub(lambda m: m.group("lead") or " ", question)  # the verb and its words stay
-    return _COUNTING.sub(lambda m: " " if m.group(1).lower() == "than" or m.group(1).lower() not in STOPWORDS
-                         else m.group(0), question)
+    return _COUNTING.sub(lambda m: m.group("lead") or " ", question)
 
 
 def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:

@@ -17,7 +17,7 @@ ranking before anything is cut:
   answer a question agree on where; an off-topic question scatters over unrelated pages.
 
 One more piece of evidence overrides them: a phrase of two or more words the question
-quotes ("prof keeps saying 'reality gap'") that one of the first ten candidates holds word
+quotes ("prof keeps saying 'reality gap'") that one of the first three candidates holds word
 for word (``named``). People quote the term they ask about, and docs that use the very
 phrase discuss it, however many chat words around it lower the other signals.
 

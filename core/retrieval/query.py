@@ -22,7 +22,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from core.retrieval.lexicon import Lexicon
-from core.retrieval.terms import STOPWORDS, tokens
+from core.retrieval.terms import STOPWORDS, quote_spans, tokens
 
 if TYPE_CHECKING:
     from spellchecker import SpellChecker
@@ -56,7 +56,7 @@ _CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORM
 #: does not use the short form itself (ROS docs say "cmd_vel", uv's say "env").
 SHORTHAND: dict[str, str] = {
     "ppl": "people", "cfg": "config", "conf": "config", "cmd": "command", "cmds": "commands",
-    "pw": "password", "pwd": "password", "passwd": "password", "k8s": "kubernetes", "prod": "production",
+    "pw": "password", "passwd": "password", "k8s": "kubernetes", "prod": "production",
     "env": "environment", "envs": "environments", "repo": "repository", "repos": "repositories",
     "dep": "dependency", "deps": "dependencies", "reqs": "requirements", "lib": "library",
     "libs": "libraries", "pkg": "package", "pkgs": "packages", "dir": "directory", "dirs": "directories",
@@ -67,7 +67,7 @@ SHORTHAND: dict[str, str] = {
     "vars": "variables", "obj": "object", "img": "image", "imgs": "images", "mem": "memory",
     "perms": "permissions", "approx": "approximately", "ver": "version", "nav": "navigation",
     "sim": "simulation", "sims": "simulations", "mins": "minutes", "secs": "seconds", "hrs": "hours",
-    "infra": "infrastructure", "auth": "authentication", "js": "javascript", "ts": "typescript",
+    "infra": "infrastructure", "auth": "authentication", "js": "javascript",
     "py": "python", "dev": "development", "vid": "video", "pic": "picture", "pics": "pictures",
     "num": "number",
 }
@@ -162,10 +162,11 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
     A word the collection knows, or a real English word it does not use ("lecture",
     "knocked"), is kept: "correcting" it to a docs word would change the question.
     Otherwise the nearest collection word wins (the most frequent among equals),
-    unless an English word is nearer ("betwen" is "between", not "better") or is a
-    stop word ("thier"): people misspell common words most. Neither may change the
-    first letter, which typos rarely touch ("pyinstaller" is not "installer"), and
-    with no collection word near, the word is kept ("tuple" is no typo of "tulle").
+    unless an English word is nearer ("forgeting" is "forgetting", not "forgoing")
+    or a stop word is the same letters swapped and the docs word is not ("thier"
+    is "their", not "tier"). No correction changes the first letter, which typos
+    rarely touch ("pyinstaller" is not "installer"), and with no collection word
+    near, the word is kept ("tuple" is no typo of "tulle").
     """
     if len(word) < 4 or not word.isalpha() or lexicon.empty or lexicon.knows(word):
         return None
@@ -176,11 +177,24 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
     near = [(str(m[0]), int(m[1])) for m in matches if _plausible(word, str(m[0]))]
     if not near:
         return None  # a name the docs do not use ("tuple", "admin") stays as it is
-    best = min(near, key=lambda m: (m[1], -lexicon.words.get(m[0], 0), m[0]))
-    english = _english().correction(word)
-    if english is not None and english[:1] == word[:1] and (best[1] > 1 or english in STOPWORDS):
+    best, distance = min(near, key=lambda m: (m[1], -lexicon.words.get(m[0], 0), m[0]))
+    if distance > 1 and (english := _english_correction(word)) is not None:
         return english
-    return best[0]
+    swapped = _SWAPPED_STOPWORDS.get("".join(sorted(word)))
+    if swapped is not None and sorted(best) != sorted(word):
+        return swapped
+    return best
+
+
+@lru_cache(maxsize=4096)
+def _english_correction(word: str) -> str | None:
+    """The most frequent English word one edit from ``word`` with its first letter, if any."""
+    english = _english().correction(word)
+    return english if english is not None and english[:1] == word[:1] else None
+
+
+#: Stop words by their sorted letters: "thier" and "their" meet at "ehirt".
+_SWAPPED_STOPWORDS: dict[str, str] = {"".join(sorted(w)): w for w in sorted(STOPWORDS) if w.isalpha()}
 
 
 #: A short message thanking, asking nothing and naming nothing the docs know is an
@@ -221,13 +235,23 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
     Returns:
         The analysis; ``text`` keeps the message's word order.
     """
-    cleaned = normalise_chat(strip_markup(message))
-    words = tokens(cleaned)
-    if _is_small_talk(words, lexicon, asks="?" in cleaned):
+    stripped = strip_markup(message)
+    cleaned = normalise_chat(stripped)
+    if _is_small_talk(tokens(cleaned), lexicon, asks="?" in cleaned):
         return QueryAnalysis(text="", small_talk=True)
+    # What the writer quotes is searched word for word: no filler dropped, nothing corrected.
+    protected, quoted = _protect_quotes(stripped)
+    text, corrections = _clean_words(normalise_chat(protected), lexicon)
+    for i, span in enumerate(quoted):
+        text = text.replace(_placeholder(i), span)
+    return QueryAnalysis(text=text, corrections=corrections)
+
+
+def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
+    """``text`` without filler, with shorthand spelt out and typos corrected; and the corrections."""
     kept: list[str] = []
     corrections: dict[str, str] = {}
-    for raw in re.findall(r"\S+", cleaned):
+    for raw in re.findall(r"\S+", text):
         word = raw.strip(".,!?;:()[]{}\"'`").lower()
         if word in FILLER:
             continue
@@ -239,4 +263,19 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
             corrections[word] = fixed
             raw = raw.lower().replace(word, fixed)
         kept.append(raw)
-    return QueryAnalysis(text=" ".join(kept).strip(), corrections=corrections)
+    return " ".join(kept).strip(), corrections
+
+
+def _placeholder(i: int) -> str:
+    # A private-use character: never typed, never a word character, never stripped as markup.
+    return f"\ue000{i}\ue000"
+
+
+def _protect_quotes(text: str) -> tuple[str, list[str]]:
+    """``text`` with each quoted span replaced by a placeholder, and the spans in order."""
+    text = text.replace("\ue000", " ")
+    spans = quote_spans(text)
+    quoted = [text[start:end] for start, end in spans]
+    for i, (start, end) in reversed(list(enumerate(spans))):
+        text = f"{text[:start]}{_placeholder(i)}{text[end:]}"
+    return text, quoted

@@ -13,6 +13,7 @@ fatal) and becomes VALIDATED; chunks are ordered by the score users see.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -66,7 +67,7 @@ class Ranked:
     #: What ``core.retrieval.answerability`` judges from, read off the fused order: the
     #: relevances of the first three candidates and how many of the question's terms each
     #: holds, the best question-chunk cosine among the first ten (local model's scale) and
-    #: how many pages the first five come from; and whether one of the first ten holds, word
+    #: how many pages the first five come from; and whether one of the first three holds, word
     #: for word, a phrase of two or more words the question quotes.
     top_relevances: tuple[float, ...] = ()
     top_held: tuple[int, ...] = ()
@@ -75,13 +76,18 @@ class Ranked:
     named: bool = False
 
 
+#: How many of the fused candidates are read for a phrase the question quotes.
+NAMED_DEPTH = 3
+
+
 def names_quoted(question: str, texts: Iterable[str]) -> bool:
     """Whether one of ``texts`` holds, word for word, a phrase ``question`` quotes (two words or more)."""
     phrases = quoted_phrases(question)
     if not phrases:
         return False
-    flat = [" ".join(text.lower().split()) for text in texts]
-    return any(phrase in text for phrase in phrases for text in flat)
+    # Whole words only: 'git add' is not in "digit additions".
+    patterns = [re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)") for phrase in phrases]
+    return any(p.search(" ".join(text.lower().split())) for text in texts for p in patterns)
 
 
 def chunk_text(payload: Mapping[str, Any]) -> str:
@@ -293,4 +299,4 @@ class HybridRetriever:
                       top_held=tuple(len(query_terms & chunk_terms[f.chunk_id]) for f in matching[:3]),
                       best_cosine=max(near, default=0.0),
                       top_pages=len({f.payload.get("source_document") for f in matching[:5]}),
-                      named=names_quoted(text, (chunk_text(f.payload) for f in fused_head[:10])))
+                      named=names_quoted(text, (chunk_text(f.payload) for f in fused[:NAMED_DEPTH])))

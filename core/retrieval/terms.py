@@ -60,13 +60,20 @@ def refers_back(text: str) -> bool:
 _QUOTED_RE = re.compile(r"""(?:^|[\s(\[])['"\u2018\u201c`]([^'"\u2019\u201d`\n]{3,80})['"\u2019\u201d`]""")
 
 
+def quote_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` quotes something: the (start, end) of each span, quote marks included."""
+    return [(m.start(1) - 1, m.end(1) + 1) for m in _QUOTED_RE.finditer(text)]
+
+
 def quoted_phrases(text: str, *, min_terms: int = 2) -> list[str]:
     """The phrases ``text`` quotes of at least ``min_terms`` words, as many of them content words.
 
     People quote the term they ask about ("prof keeps saying 'reality gap'"); a single
     quoted word says less, since most words occur somewhere in any collection.
+    Lower-cased, spaces collapsed, punctuation trimmed from the ends ('reality gap?').
     """
-    spans = (" ".join(span.lower().split()) for span in _QUOTED_RE.findall(text))
+    spans = (" ".join(text[start + 1:end - 1].lower().split()).strip(" .,;:!?")
+             for start, end in quote_spans(text))
     # Words, not tokens: a quoted identifier (`use_sim_time`, 'uv.lock') is one name, not a phrase.
     return [span for span in spans
             if len(span.split()) >= min_terms and len(content_terms(span)) >= min_terms]

@@ -36,6 +36,7 @@ def test_a_long_self_contained_question_or_a_first_message_is_searched_as_it_is(
     "how do i merge two dicts in python 3, is there a one liner in the stdlib",
     "what happens to the other nodes if one machine goes down mid run",
     "do i need more than 8 gb of ram for the course labs at home",
+    "is there a one-liner to merge two dicts in python 3 without a loop",
 ])
 def test_there_is_that_after_tell_and_counting_one_do_not_point_back(standalone: str) -> None:
     assert search_query_for(standalone, HISTORY) == standalone
@@ -49,6 +50,9 @@ def test_there_is_that_after_tell_and_counting_one_do_not_point_back(standalone:
     "the config file is there but the service still refuses to start up",
     "which one of the two launch files should I run on the robot then",
     "ok and can you tell me more about the windows installer please",
+    "which one runs faster on a laptop with no gpu at all do you think",
+    "the second one fails with a permission error on my laptop right now",
+    "more examples for the build from source method please, anything helps",
 ])
 def test_pronouns_pointing_back_still_borrow_the_subject(pointing: str) -> None:
     assert search_query_for(pointing, HISTORY).startswith("how do I install gazebo")

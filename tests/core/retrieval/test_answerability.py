@@ -55,6 +55,8 @@ def test_a_quoted_phrase_the_docs_hold_word_for_word_is_answered() -> None:
     assert names_quoted(question, ["Closing the reality  gap between simulation and hardware."])
     assert not names_quoted(question, ["The gap between reality and simulation."])  # not the phrase
     assert not names_quoted("what does 'reality' mean here", ["reality"])  # one word says little
+    assert names_quoted("what's the 'reality gap?'", ["Mind the reality gap."])  # end punctuation trimmed
+    assert not names_quoted("what is 'git add' for", ["use digit additions"])  # whole words only
     chatty = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1])
     named = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1], named=True)
     assert chatty.probability < 0.38 <= NAMED_PROBABILITY == named.probability

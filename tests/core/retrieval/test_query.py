@@ -51,6 +51,19 @@ def test_a_typo_keeps_its_first_letter() -> None:
     assert correct_word("precompile", lexicon) is None
 
 
+def test_a_stop_word_never_replaces_the_docs_word_a_typo_stands_for() -> None:
+    # pyspellchecker's most frequent neighbours of "opne" and "tiem" are "one" and "them".
+    lexicon = Lexicon(chunks=4, words={"open": 3, "time": 4, "file": 5})
+    assert understand("how do i opne a tiem file", lexicon).text == "how do i open a time file"
+
+
+def test_quoted_words_are_searched_as_written() -> None:
+    lexicon = Lexicon(chunks=4, words={"quick": 1, "start": 2, "open": 3})
+    analysis = understand("lol what is 'quick start' about? and `opne` it, 'whats new' too", lexicon)
+    assert analysis.text == "what is 'quick start' about? and `opne` it, 'whats new' too"
+    assert analysis.corrections == {}
+
+
 def test_a_short_word_is_only_corrected_for_a_missing_or_swapped_letter() -> None:
     lexicon = Lexicon(chunks=4, words={"orms": 2, "wiki": 3, "sdf": 9, "lidar": 4, "urdf": 5})
     assert correct_word("ooms", lexicon) is None  # "OOMs", not a changed letter of "orms"
