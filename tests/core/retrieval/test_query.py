@@ -36,19 +36,28 @@ def test_misspellings_are_corrected_against_the_collection(typo: str, fixed: str
     assert correct_word(typo, LEXICON) == fixed
 
 
-def test_a_swap_of_neighbours_is_one_edit() -> None:
-    lexicon = Lexicon(chunks=4, words={"receive": 2, "container": 3, "security": 1})
-    assert correct_word("recieve", lexicon) == "receive"
-    assert correct_word("contianer", lexicon) == "container"
-    assert correct_word("secuirty", lexicon) == "security"
+#: A collection's words for the correction cases below.
+TYPO_LEXICON = Lexicon(chunks=10, words={
+    "receive": 2, "container": 3, "security": 1, "installer": 3, "sort": 2, "recompiled": 1,
+    "orms": 2, "wiki": 3, "sdf": 9, "lidar": 4, "urdf": 5, "forgoing": 1, "tier": 2, "wheel": 5,
+    "reactive": 2, "table": 1, "better": 3,
+})
 
 
-def test_a_typo_keeps_its_first_letter() -> None:
-    # Dropping a prefix names another tool: "pyinstaller" is not "installer", "isort" not "sort".
-    lexicon = Lexicon(chunks=4, words={"installer": 3, "sort": 2, "recompiled": 1})
-    assert correct_word("pyinstaller", lexicon) is None
-    assert correct_word("isort", lexicon) is None
-    assert correct_word("precompile", lexicon) is None
+@pytest.mark.parametrize(("typo", "fixed"), [
+    # A swap of neighbouring letters is one edit.
+    ("recieve", "receive"), ("contianer", "container"), ("secuirty", "security"),
+    # The first letter stays: dropping a prefix names another tool.
+    ("pyinstaller", None), ("isort", None), ("precompile", None),
+    # A four-letter word only for a missing or swapped letter ("OOMs", another format).
+    ("ooms", None), ("wifi", None), ("srdf", None), ("lidr", "lidar"), ("udrf", "urdf"),
+    # An English word nearer than the docs word, or a stop word the typo only swaps, wins.
+    ("forgeting", "forgetting"), ("thier", "their"), ("wheell", "wheel"),
+    # No docs word near (two edits only for long words): kept.
+    ("realtime", None), ("tuple", None), ("betwen", None),
+])
+def test_corrections_follow_how_people_mistype(typo: str, fixed: str | None) -> None:
+    assert correct_word(typo, TYPO_LEXICON) == fixed
 
 
 def test_a_stop_word_never_replaces_the_docs_word_a_typo_stands_for() -> None:
@@ -62,30 +71,6 @@ def test_quoted_words_are_searched_as_written() -> None:
     analysis = understand("lol what is 'quick start' about? and `opne` it, 'whats new' too", lexicon)
     assert analysis.text == "what is 'quick start' about? and `opne` it, 'whats new' too"
     assert analysis.corrections == {}
-
-
-def test_a_short_word_is_only_corrected_for_a_missing_or_swapped_letter() -> None:
-    lexicon = Lexicon(chunks=4, words={"orms": 2, "wiki": 3, "sdf": 9, "lidar": 4, "urdf": 5})
-    assert correct_word("ooms", lexicon) is None  # "OOMs", not a changed letter of "orms"
-    assert correct_word("wifi", lexicon) is None
-    assert correct_word("srdf", lexicon) is None  # another format, not "sdf" with a letter too many
-    assert correct_word("lidr", lexicon) == "lidar"
-    assert correct_word("udrf", lexicon) == "urdf"
-
-
-def test_a_nearer_english_word_or_a_stop_word_wins_over_a_docs_word() -> None:
-    lexicon = Lexicon(chunks=4, words={"forgoing": 1, "tier": 2, "wheel": 5})
-    assert correct_word("forgeting", lexicon) == "forgetting"  # one edit from English, two from the docs
-    assert correct_word("thier", lexicon) == "their"  # a stop word: never "tier"
-    assert correct_word("wheell", lexicon) == "wheel"  # the docs word when it is nearest
-
-
-def test_a_word_no_docs_word_is_near_is_kept() -> None:
-    # Two edits are only for long words: "realtime" is not "reactive".
-    lexicon = Lexicon(chunks=4, words={"reactive": 2, "table": 1, "better": 3})
-    assert correct_word("realtime", lexicon) is None
-    assert correct_word("tuple", lexicon) is None
-    assert correct_word("betwen", lexicon) is None
 
 
 def test_chat_contractions_without_apostrophes_are_expanded() -> None:
