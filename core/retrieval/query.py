@@ -4,9 +4,10 @@ People write in chat: mentions and markup, "whats", "w/", "lol", "8gb", typos.
 ``understand`` strips platform markup, expands chat spellings, leaves out filler
 words, splits numbers from their units, and corrects words the collection does
 not know to the nearest word it does (rapidfuzz, one edit or two for long words,
-a swap of neighbours counting as one; the first letter kept; a nearer English
-word or a misspelt stop word wins). It also says when a message is only small talk ("thanks!",
-"hey, how's it going"), which deserves a friendly reply rather than a search.
+a swap of neighbours counting as one, the first letter kept; a nearer English word,
+or a stop word the typo only swaps, wins), leaving what the writer quotes as it is.
+It also says when a message is only small talk ("thanks!", "hey, how's it going"),
+which deserves a friendly reply rather than a search.
 
 Every list here is about chat English in general, never about one corpus.
 """
@@ -146,8 +147,10 @@ _SHORT_WORD = 4
 
 
 def _plausible(word: str, candidate: str) -> bool:
-    """Whether ``candidate`` is a typo's likely intent: same first letter, and for a short word only
-    a letter left out or two neighbours swapped."""
+    """Whether ``candidate`` is what a typo of ``word`` likely meant.
+
+    The first letter must match; in a short word only a letter left out or two swapped count.
+    """
     if candidate[:1] != word[:1]:
         return False
     if len(word) > _SHORT_WORD:
@@ -221,8 +224,10 @@ def _is_small_talk(words: list[str], lexicon: Lexicon, *, asks: bool = False) ->
 
 def _names_docs(word: str, lexicon: Lexicon) -> bool:
     """Whether ``word``, or the docs' word it is a typo of ("instal"), occurs in the collection."""
+    if lexicon.knows(word):
+        return True
     fixed = correct_word(word, lexicon)
-    return lexicon.knows(word) or (fixed is not None and lexicon.knows(fixed))
+    return fixed is not None and lexicon.knows(fixed)
 
 
 def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
