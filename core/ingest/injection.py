@@ -36,7 +36,8 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "tells the reader to ignore its instructions"),
         (r"\byou\s+are\s+now\s+(?:an?\s+|the\s+)?(?:[a-z]+\s+){0,3}(?:assistant|ai|bot|model|agent)\b",
          "gives an assistant a new role"),
-        (r"\b(?:new|updated|real|actual)\s+(?:system\s+)?instructions\s*:",
+        # "NEW INSTRUCTIONS FROM ADMIN:" too: who they claim to come from changes nothing.
+        (r"\b(?:new|updated|real|actual)\s+(?:system\s+)?instructions(?:\s+from\s+(?:the\s+)?[\w-]+)?\s*:",
          "announces new instructions"),
         (r"\b(?:reveal|print|show|repeat|output|ignore|paste|dump)\s+(?:me\s+)?(?:your|the)\s+"
          r"(?:(?:full|entire|whole|complete|exact|original|initial)\s+)?(?:system\s+prompt|hidden\s+instructions)",
