@@ -37,6 +37,8 @@ def test_a_long_self_contained_question_or_a_first_message_is_searched_as_it_is(
     "what happens to the other nodes if one machine goes down mid run",
     "do i need more than 8 gb of ram for the course labs at home",
     "is there a one-liner to merge two dicts in python 3 without a loop",
+    # The pronoun follows what it points at in its own sentence.
+    "how do i export the complete project lockfile as a plain requirements file and commit it",
 ])
 def test_there_is_that_after_tell_and_counting_one_do_not_point_back(standalone: str) -> None:
     assert search_query_for(standalone, HISTORY) == standalone
@@ -53,6 +55,9 @@ def test_there_is_that_after_tell_and_counting_one_do_not_point_back(standalone:
     "which one runs faster on a laptop with no gpu at all do you think",
     "the second one fails with a permission error on my laptop right now",
     "more examples for the build from source method please, anything helps",
+    "we are stuck on the old release at work. can i still run the new plugin with it?",
+    "how do i export the complete project lockfile as a plain requirements file and commit it? "
+    "and can you tell me more about that",
 ])
 def test_pronouns_pointing_back_still_borrow_the_subject(pointing: str) -> None:
     assert search_query_for(pointing, HISTORY).startswith("how do I install gazebo")
