@@ -36,8 +36,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          "tells the reader to ignore its instructions"),
         (r"\byou\s+are\s+now\s+(?:an?\s+|the\s+)?(?:[a-z]+\s+){0,3}(?:assistant|ai|bot|model|agent)\b",
          "gives an assistant a new role"),
-        # "NEW INSTRUCTIONS FROM ADMIN:" too: who they claim to come from changes nothing.
-        (r"\b(?:new|updated|real|actual)\s+(?:system\s+)?instructions(?:\s+from\s+(?:the\s+)?[\w-]+)?\s*:",
+        # "NEW INSTRUCTIONS FROM ADMIN:" too: a claimed authority, not "from upstream" or "from GitHub".
+        (r"\b(?:new|updated|real|actual)\s+(?:system\s+)?instructions(?:\s+from\s+(?:the\s+|your\s+)?"
+         r"(?:system\s+)?(?:admin|administrator|developers?|operator|owner|moderators?))?\s*:",
          "announces new instructions"),
         (r"\b(?:reveal|print|show|repeat|output|ignore|paste|dump)\s+(?:me\s+)?(?:your|the)\s+"
          r"(?:(?:full|entire|whole|complete|exact|original|initial)\s+)?(?:system\s+prompt|hidden\s+instructions)",

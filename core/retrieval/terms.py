@@ -33,7 +33,8 @@ _STOPWORD_TEXT = """
     them themselves then there there's these they this those through thus to too under until up
     upon us use used uses using very via was wasn't we were weren't what what's when where which
     while who whom whose why will with within without won't would wouldn't yes yet you your yours
-    yourself yourselves e.g i.e eg ie
+    yourself yourselves e.g i.e eg ie i'm i've i'd i'll you're you've you'd you'll we're we've we'd
+    we'll they're they've they'd they'll he's she's
 """
 STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 

@@ -39,6 +39,7 @@ def test_a_long_self_contained_question_or_a_first_message_is_searched_as_it_is(
     "is there a one-liner to merge two dicts in python 3 without a loop",
     # The pronoun follows what it points at in its own sentence.
     "how do i export the complete project lockfile as a plain requirements file and commit it",
+    "whats the flag to record a sim log and then play it back later?",
 ])
 def test_there_is_that_after_tell_and_counting_one_do_not_point_back(standalone: str) -> None:
     assert search_query_for(standalone, HISTORY) == standalone
@@ -58,9 +59,17 @@ def test_there_is_that_after_tell_and_counting_one_do_not_point_back(standalone:
     "we are stuck on the old release at work. can i still run the new plugin with it?",
     "how do i export the complete project lockfile as a plain requirements file and commit it? "
     "and can you tell me more about that",
+    # A greeting line ends without a stop.
+    "hey team thanks a lot for the quick answers earlier super helpful\ndoes it also work on windows",
 ])
 def test_pronouns_pointing_back_still_borrow_the_subject(pointing: str) -> None:
     assert search_query_for(pointing, HISTORY).startswith("how do I install gazebo")
+
+
+def test_contractions_count_like_the_words_they_stand_for() -> None:
+    short = search_query_for("I don't think I've seen the sim crash like it does now", HISTORY)
+    long = search_query_for("I do not think I have seen the sim crash like it does now", HISTORY)
+    assert short.startswith("how do I install gazebo") and long.startswith("how do I install gazebo")
 
 
 def test_messages_aimed_at_the_assistant_leave_the_history_with_their_replies() -> None:
