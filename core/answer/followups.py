@@ -15,7 +15,6 @@ from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, TurnRole
 from core.retrieval.terms import STOPWORDS, tokens
 
-_WORDS = re.compile(r"\w+")
 #: A question this short, or one leaning on a pronoun, rarely names its subject.
 _SHORT = 8
 _ANAPHORA = re.compile(
@@ -66,8 +65,7 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     previous = next((t.content for t in reversed(history) if t.role is TurnRole.USER), None)
     if previous is None:
         return question
-    words = _WORDS.findall(question)
-    if len(words) > _SHORT and not _points_back(question):
+    if len(tokens(question)) > _SHORT and not _points_back(question):
         return question
     return f"{previous} {question}"
 

@@ -15,6 +15,7 @@ Every list here is about chat English in general, never about one corpus.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -99,7 +100,7 @@ class QueryAnalysis:
 
     Args:
         text: what to search with (empty when nothing searchable is left).
-        corrections: each misspelt word and the collection word it became.
+        corrections: each misspelt word and the word it became (the docs' or an English one).
         small_talk: the message is only greetings, thanks or chit-chat.
     """
 
@@ -240,16 +241,14 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
     Returns:
         The analysis; ``text`` keeps the message's word order.
     """
-    stripped = strip_markup(message)
-    cleaned = normalise_chat(stripped)
+    # What the writer quotes is searched word for word: no filler dropped, nothing corrected.
+    protected, quoted = _protect_quotes(strip_markup(message))
+    normalised = normalise_chat(protected)
+    cleaned = _restore(normalised, quoted)
     if _is_small_talk(tokens(cleaned), lexicon, asks="?" in cleaned):
         return QueryAnalysis(text="", small_talk=True)
-    # What the writer quotes is searched word for word: no filler dropped, nothing corrected.
-    protected, quoted = _protect_quotes(stripped)
-    text, corrections = _clean_words(normalise_chat(protected), lexicon)
-    for i, span in enumerate(quoted):
-        text = text.replace(_placeholder(i), span)
-    return QueryAnalysis(text=text, corrections=corrections)
+    text, corrections = _clean_words(normalised, lexicon)
+    return QueryAnalysis(text=_restore(text, quoted), corrections=corrections)
 
 
 def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
@@ -274,6 +273,13 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
 def _placeholder(i: int) -> str:
     # A private-use character: never typed, never a word character, never stripped as markup.
     return f"\ue000{i}\ue000"
+
+
+def _restore(text: str, quoted: Sequence[str]) -> str:
+    """``text`` with the quoted spans put back in place of their placeholders."""
+    for i, span in enumerate(quoted):
+        text = text.replace(_placeholder(i), span)
+    return text
 
 
 def _protect_quotes(text: str) -> tuple[str, list[str]]:
