@@ -23,6 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from core.retrieval.acronyms import commonest, definitions
 from core.retrieval.terms import STOPWORDS, content_terms, tokens
 
 log = logging.getLogger(__name__)
@@ -43,10 +44,13 @@ class Lexicon:
     Args:
         chunks: how many chunks the collection holds.
         words: in how many chunks each lower-case word occurs.
+        acronyms: the long form the docs define for each lower-case acronym ("sdg" ->
+            "synthetic data generation"; ``core.retrieval.acronyms``).
     """
 
     chunks: int = 0
     words: dict[str, int] = field(default_factory=dict)
+    acronyms: dict[str, str] = field(default_factory=dict)
     _term_df: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -134,9 +138,15 @@ class LexiconFile:
     def put(self, source_document: str, content_hash: str, texts: Sequence[str]) -> None:
         """Record a document's chunk texts (replacing what was recorded for it)."""
         counts: Counter[str] = Counter()
+        defined: Counter[tuple[str, str]] = Counter()
         for text in texts:
             counts.update(chunk_words(text))
-        self._docs[source_document] = {"hash": content_hash, "chunks": len(texts), "words": dict(counts)}
+            defined.update(definitions(text))
+        acronyms: dict[str, dict[str, int]] = {}
+        for (acronym, long_form), n in defined.items():
+            acronyms.setdefault(acronym, {})[long_form] = n
+        self._docs[source_document] = {"hash": content_hash, "chunks": len(texts), "words": dict(counts),
+                                       "acronyms": acronyms}
         self._dirty = True
 
     def drop(self, source_documents: Iterable[str]) -> None:
@@ -165,11 +175,15 @@ class LexiconFile:
     def lexicon(self) -> Lexicon:
         """The aggregated view over every recorded document."""
         words: Counter[str] = Counter()
+        forms: dict[str, Counter[str]] = {}
         chunks = 0
         for entry in self._docs.values():
             chunks += int(entry.get("chunks", 0))
             words.update(entry.get("words", {}))
-        return Lexicon(chunks=chunks, words=dict(words))
+            # Recorded before acronyms were read: that document defines none until it changes.
+            for acronym, counted in entry.get("acronyms", {}).items():
+                forms.setdefault(acronym, Counter()).update(counted)
+        return Lexicon(chunks=chunks, words=dict(words), acronyms=commonest(forms))
 
 
 class LexiconCache:

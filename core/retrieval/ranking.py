@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -207,6 +208,48 @@ def title_boost(
         return (-(f.fused + TITLE_BOOST * named / total), f.chunk_id)
 
     return sorted(fused, key=key)
+
+
+#: A heading that is a version number, alone or with a date: "0.51.0 (2020-03-01)", "v2.1",
+#: "Version 1.2 - 2024-05-01". A changelog's sections are titled so; a numbered chapter
+#: ("1.1.7 Running your first simulation") is not.
+_VERSION_HEADING = re.compile(
+    r"(?:^|>)\s*(?:v|version\s)?\d+(?:\.\d+)+\S*(?:\s\([^)>]*\)|\s[-\u2013]\s\d{4}-\d\d-\d\d)?\s*(?:$|>)",
+    re.IGNORECASE)
+#: A question that asks about versions wants the changelog ("which version added ...").
+_ASKS_VERSIONS = re.compile(r"\b(?:versions?|releases?|changelog|v?\d+\.\d+)\b", re.IGNORECASE)
+
+
+def is_changelog(section: str) -> bool:
+    """Whether a chunk's heading path (``Title > Section``) runs through a version-number heading."""
+    return _VERSION_HEADING.search(section) is not None
+
+
+def without_changelog(
+    fused: Sequence[Fused], question: str, relevances: Mapping[str, float], *, threshold: float,
+) -> list[Fused]:
+    """Leave out changelog entries when the question does not ask about versions.
+
+    A changelog names every feature in passing ("Add OAuth2 redirect page ... allowed
+    origins"), so its entries match how-to questions word for word while the page that
+    explains the feature answers them. They stay when the question asks about versions
+    or releases, and when nothing else reaches ``threshold``.
+
+    Args:
+        fused: candidates, best first.
+        question: the searched text.
+        relevances: relevance per chunk id.
+        threshold: the relevance a kept chunk needs.
+
+    Returns:
+        ``fused`` without changelog entries, or unchanged.
+    """
+    if _ASKS_VERSIONS.search(question):
+        return list(fused)
+    rest = [f for f in fused if not is_changelog(str(f.payload.get("section", "")))]
+    if len(rest) == len(fused) or not any(relevances.get(f.chunk_id, 0.0) >= threshold for f in rest):
+        return list(fused)
+    return rest
 
 
 def select(

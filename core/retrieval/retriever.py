@@ -40,6 +40,7 @@ from core.retrieval.ranking import (
     relevance,
     select,
     title_boost,
+    without_changelog,
 )
 from core.retrieval.terms import quoted_phrases
 from core.settings import Settings
@@ -288,6 +289,7 @@ class HybridRetriever:
         if idf is not None:
             head = title_boost(head, query_terms, {f.chunk_id: self.terms(
                 f"{f.payload.get('title', '')} {f.payload.get('section', '')}") for f in head}, idf)
+        head = without_changelog(head, text, rels, threshold=threshold)
         picked = select(head, rels, top_k=top_k, threshold=threshold)
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
         near = [c for f in fused_head[:10] if (c := cosines.get(f.chunk_id)) is not None]

@@ -177,3 +177,44 @@ def test_a_lexicon_that_cannot_be_saved_does_not_fail_the_ingest(tmp_path: Path,
     file.put("a.md", "h", ["gazebo"])
     file.save()  # the parent is a file: the save is skipped with a warning, nothing raised
     assert "could not save the vocabulary" in caplog.text
+
+
+def test_acronyms_are_read_where_the_docs_define_them() -> None:
+    from core.retrieval.acronyms import commonest, definitions
+
+    found = definitions(
+        "Isaac Sim offers Synthetic Data Generation (SDG). Quality of Service (QoS) settings; "
+        "the Denavit-Hartenberg (DH) convention; Large Language Models (LLMs) plan tasks. "
+        "Run it (see below), or use a GUI (optional). A two-word name (TWN) counts.")
+    assert set(found) == {("sdg", "synthetic data generation"), ("qos", "quality of service"),
+                          ("dh", "denavit-hartenberg"), ("llm", "large language models"),
+                          ("twn", "two-word name")}
+    # A quiz's wrong option is written once; the definition the docs use wins.
+    assert commonest({"sdg": {"standard definition graphics": 1, "synthetic data generation": 4}}) == {
+        "sdg": "synthetic data generation"}
+
+
+def test_the_lexicon_keeps_each_documents_acronyms(tmp_path: Path) -> None:
+    path = tmp_path / "lexicon-docs.json"
+    file = LexiconFile(path=path)
+    file.put("isaac.md", "h1", ["Synthetic Data Generation (SDG) makes labelled images.", "SDG needs a GPU."])
+    file.put("quiz.md", "h2", ["b) Standard Definition Graphics (SDG)"])
+    file.save()
+    lexicon = LexiconCache(path=path).get()
+    assert lexicon.acronyms == {"sdg": "synthetic data generation"}
+    again = LexiconFile(path=path)
+    again.drop(["isaac.md"])
+    assert again.lexicon().acronyms == {"sdg": "standard definition graphics"}
+
+
+def test_an_acronym_the_docs_seldom_use_is_spelt_out_in_the_search() -> None:
+    words = {"sdg": 1, "synthetic": 3, "gui": 30, "graphical": 1, "isaac": 20}
+    lexicon = Lexicon(chunks=100, words=words,
+                      acronyms={"sdg": "synthetic data generation", "gui": "graphical user interface"})
+    assert "SDG synthetic data generation in isaac" in understand("whats SDG in isaac sim?", lexicon).text
+    # Used in 30% of the chunks, "gui" is the docs' own word: it finds their pages as it is.
+    assert "graphical" not in understand("can i run it without the gui", lexicon).text
+    # Spelt out by the writer already: nothing is added twice.
+    spelt = understand("is synthetic data generation (sdg) slow?", lexicon).text
+    assert spelt.count("synthetic") == 1
+    assert "synthetic" not in understand("whats sdg", Lexicon(chunks=100, words=words)).text  # none recorded

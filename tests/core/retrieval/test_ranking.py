@@ -189,3 +189,38 @@ def test_a_heading_naming_the_distinctive_terms_moves_up() -> None:
     assert [f.chunk_id for f in order] == ["install-ubuntu", "side-by-side", "other"]
     assert [f.fused for f in order] == [0.80, 0.92, 0.79]  # scores are not changed
     assert title_boost(fused, frozenset(), headings, weights.__getitem__) == fused
+
+
+# ------------------------------------------------------------------ changelog entries
+
+
+@pytest.mark.parametrize(("section", "changelog"), [
+    ("Release Notes > 0.51.0 (2020-03-01)", True),
+    ("Release Notes > 0.51.0 (2020-03-01) > Fixes", True),
+    ("Changelog > v2.1", True),
+    ("Changelog > 1.2.0 - 2024-01-02 > Added", True),
+    ("Version 3.0", True),
+    ("Module 1 > 1.1.7 Running Your First Simulation", False),  # a numbered chapter
+    ("Release Notes > Gazebo Sim 10.0.0", False),  # a feature page naming its release
+    ("Install > Python 3.12 or newer", False),
+])
+def test_a_changelog_entry_is_a_section_titled_by_a_version(section: str, changelog: bool) -> None:
+    from core.retrieval.ranking import is_changelog
+
+    assert is_changelog(section) is changelog
+
+
+def test_changelog_entries_give_way_unless_the_question_asks_about_versions() -> None:
+    from core.retrieval.ranking import without_changelog
+
+    def cand(cid: str, section: str) -> Fused:
+        return Fused(chunk_id=cid, fused=0.5, dense=None, sparse=None, payload={"section": section})
+
+    fused = [cand("note", "Release Notes > 0.23.0 (2019-05-21)"), cand("guide", "CORS > Use CORSMiddleware")]
+    rels = {"note": 0.6, "guide": 0.4}
+    how = "how do i allow cookies from another origin"
+    assert [f.chunk_id for f in without_changelog(fused, how, rels, threshold=0.15)] == ["guide"]
+    # Asked about versions, or nothing else is relevant enough: the changelog stays.
+    for question in ("which version added cors credentials", "what changed in 0.23 for cors"):
+        assert without_changelog(fused, question, rels, threshold=0.15) == fused
+    assert without_changelog(fused, how, {"note": 0.6, "guide": 0.1}, threshold=0.15) == fused
