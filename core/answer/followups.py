@@ -57,7 +57,9 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     """The text to search with for ``question`` asked after ``history``.
 
     A follow-up such as "and how do I test it?" says nothing about its subject,
-    so the previous user question is prepended. Self-contained questions (long,
+    so the previous user question is prepended; so does a message of any length that
+    opens by carrying on ("cool, and a 3 column grid?", "ok so ...", "what about ...").
+    Self-contained questions (long,
     no pronoun pointing back, or one that follows what it points at in its own
     sentence) are searched as they are, so a change of topic in the same thread
     is not dragged back to the old one.
@@ -65,7 +67,7 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     previous = next((t.content for t in reversed(history) if t.role is TurnRole.USER), None)
     if previous is None:
         return question
-    if len(tokens(question)) > _SHORT and not _points_back(question):
+    if len(tokens(question)) > _SHORT and not _points_back(question) and not _CONTINUES.match(question):
         return question
     return f"{previous} {question}"
 
@@ -79,6 +81,15 @@ _SELF_CONTAINED = 6
 #: Where a sentence ends: a stop, question or exclamation mark, or a new line (Slack messages
 #: often open with a greeting line).
 _SENTENCE_END = re.compile(r"[.?!]\s|\n")
+
+
+#: A message that opens by carrying on ("and ...", "cool, and ...", "ok so ...", "what about ...")
+#: continues the thread, however long it is.
+_CONTINUES = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|cool|nice|great|thanks|thx|ty|got\s+it|sure|right|ah|oh|hmm+)\b[\s,.!-]*)*"
+    r"(?:and|also|so|but|then|what\s+about|how\s+about)\b",
+    re.IGNORECASE,
+)
 
 
 def _points_back(question: str) -> bool:

@@ -22,6 +22,26 @@ def test_a_short_or_pointing_follow_up_borrows_the_last_question() -> None:
     assert search_query_for(long_but_pointing, HISTORY).startswith("how do I install gazebo")
 
 
+@pytest.mark.parametrize("carrying_on", [
+    "cool, and a 3 column grid to put some cards in on the same course page?",
+    "ok and how do i receive those messages on the other side of the network link?",
+    "so does ros2 load the .xacro file directly then, or must it be converted first?",
+    "Thanks! Also, what about the windows machines in the lab with the older drivers?",
+    "what about the windows machines in the lab with the older graphics drivers?",
+])
+def test_a_long_message_that_opens_by_carrying_on_borrows_the_subject(carrying_on: str) -> None:
+    assert search_query_for(carrying_on, HISTORY) == f"{HISTORY[0].content} {carrying_on}"
+
+
+@pytest.mark.parametrize("standalone", [
+    "android builds of the simulator crash at start, which graphics driver do I need for it",
+    "solver settings for a stiff contact model in a physics engine with many small parts",
+    "how do i merge two dicts and sort a list in python 3 without writing a loop",
+])
+def test_and_so_inside_a_message_or_a_word_do_not_carry_on(standalone: str) -> None:
+    assert search_query_for(standalone, HISTORY) == standalone
+
+
 def test_a_long_self_contained_question_or_a_first_message_is_searched_as_it_is() -> None:
     standalone = "how do I record a simulation log and play the recorded log back later on?"
     assert search_query_for(standalone, HISTORY) == standalone
