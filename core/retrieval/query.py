@@ -171,7 +171,8 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
     """The word an unknown, misspelt ``word`` stands for, or None to keep it.
 
     A word the collection knows, or a real English word it does not use ("lecture",
-    "knocked"), is kept: "correcting" it to a docs word would change the question.
+    "knocked"), is kept: "correcting" it to a docs word would change the question (unless
+    it is a rare word one doubled letter short of a common docs word: ``_doubled``).
     Otherwise the nearest collection word wins (the most frequent among equals),
     unless an English word is nearer ("forgeting" is "forgetting", not "forgoing")
     or a stop word is the same letters swapped and the docs word is not ("thier"
@@ -182,7 +183,7 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
     if len(word) < 4 or not word.isalpha() or lexicon.empty or lexicon.knows(word):
         return None
     if word in english_words():
-        return None
+        return _doubled(word, lexicon)
     limit = 1 if len(word) <= _ONE_EDIT else 2
     matches = process.extract(word, lexicon.vocabulary, scorer=OSA.distance, score_cutoff=limit, limit=8)
     near = [(str(m[0]), int(m[1])) for m in matches if _plausible(word, str(m[0]))]
@@ -195,6 +196,31 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
     if swapped is not None and sorted(best) != sorted(word):
         return swapped
     return best
+
+
+#: A rare English word the docs never use is a typo of the docs word it is one doubled letter
+#: short of ("global planer" -> "planner") when that word is this many times commoner in English...
+_DOUBLED_RATIO = 20
+#: ...and the docs use it in at least this many chunks (their own vocabulary, not a passing word).
+_DOUBLED_MIN_CHUNKS = 5
+
+
+def _doubled(word: str, lexicon: Lexicon) -> str | None:
+    """The docs word ``word`` is one doubled letter short of, when ``word`` is a rare English word.
+
+    Leaving out one of a double letter is among the commonest typos, and it often makes
+    another, rarer word ("planer", "diner"): the docs' word wins when English itself uses it
+    far more. Short words ("prof" is no "proof") and common ones ("filed", "later") are kept.
+    """
+    if len(word) <= _SHORT_WORD:
+        return None
+    frequency = _english().word_frequency
+    for i in range(1, len(word) + 1):
+        candidate = f"{word[:i]}{word[i - 1:]}"
+        if (lexicon.words.get(candidate, 0) >= _DOUBLED_MIN_CHUNKS
+                and frequency[candidate] >= _DOUBLED_RATIO * frequency[word]):
+            return candidate
+    return None
 
 
 @lru_cache(maxsize=4096)

@@ -40,7 +40,7 @@ def test_misspellings_are_corrected_against_the_collection(typo: str, fixed: str
 TYPO_LEXICON = Lexicon(chunks=10, words={
     "receive": 2, "container": 3, "security": 1, "installer": 3, "sort": 2, "recompiled": 1,
     "orms": 2, "wiki": 3, "sdf": 9, "lidar": 4, "urdf": 5, "forgoing": 1, "tier": 2, "wheel": 5,
-    "reactive": 2, "table": 1, "better": 3,
+    "reactive": 2, "table": 1, "better": 3, "planner": 6, "filled": 7, "proof": 8,
 })
 
 
@@ -55,6 +55,9 @@ TYPO_LEXICON = Lexicon(chunks=10, words={
     ("forgeting", "forgetting"), ("thier", "their"), ("wheell", "wheel"),
     # No docs word near (two edits only for long words): kept.
     ("realtime", None), ("tuple", None), ("betwen", None),
+    # A rare English word one doubled letter short of a docs word is that word; a common
+    # one ("filed") or a short one ("prof") is what the writer meant.
+    ("planer", "planner"), ("filed", None), ("prof", None),
 ])
 def test_corrections_follow_how_people_mistype(typo: str, fixed: str | None) -> None:
     assert correct_word(typo, TYPO_LEXICON) == fixed
