@@ -67,7 +67,7 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     previous = next((t.content for t in reversed(history) if t.role is TurnRole.USER), None)
     if previous is None:
         return question
-    if len(tokens(question)) > _SHORT and not _points_back(question) and not _CONTINUES.match(question):
+    if len(tokens(question)) > _SHORT and not points_back(question) and not _CONTINUES.match(question):
         return question
     return f"{previous} {question}"
 
@@ -92,7 +92,7 @@ _CONTINUES = re.compile(
 )
 
 
-def _points_back(question: str) -> bool:
+def points_back(question: str) -> bool:
     """Whether ``question`` leans on something earlier: a pronoun that points at nothing inside it."""
     text = _not_pointing(question)
     for match in _ANAPHORA.finditer(text):

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
 
+from core.answer.asked import question_sentences
 from core.answer.deadline import before_deadline, question_deadline
 from core.answer.followups import (
     FOLLOW_UP_DEPTH,
@@ -46,6 +46,7 @@ from core.answer.responses import (
     plain_reply,
     retrieval_failed,
 )
+from core.answer.steps import Found, Scope, StepLog, filtered_summary, short, unlogged
 from core.errors import ProviderError, QueryValidationError, StoreError
 from core.ingest.injection import instruction_reason
 from core.jsonl import validation_message
@@ -78,7 +79,7 @@ from core.protocols import (
     SearchFn,
     VectorStore,
 )
-from core.retrieval.answerability import Answerability, judge
+from core.retrieval.answerability import judge
 from core.retrieval.lexicon import Lexicon, no_lexicon
 from core.retrieval.query import understand
 from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score, chunk_text
@@ -92,49 +93,6 @@ __all__ = ["NOT_FOUND_TEXT", "NOT_INGESTED_TEXT", "RETRIEVAL_FAILED_TEXT", "SMAL
 #: Turns a text into the set of its search-term ids (the sparse model's vocabulary).
 TermFn = Callable[[str], frozenset[int]]
 SimilarityFn = Callable[[str, str], float]
-
-
-def _short(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """Where and how deep one question searches: the settings unless the asker chose otherwise."""
-
-    top_k: int
-    threshold: float
-    collection: str
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    """What the search step found for a question, and whether the docs answer it."""
-
-    results: RankedResults
-    verdict: Answerability
-    #: The chunks handed on (state RETURNED), with how they were found.
-    context: RetrievedContext
-    #: Before reranking: candidates, threshold, collection, and bad stored chunks dropped.
-    response: RetrievalResponse
-    embedding: EmbeddingResponse
-
-
-#: Writes one activity-log entry for a step: ``RagPipeline._log``, or nothing (``search``).
-StepLog = Callable[..., Awaitable[Any]]
-
-
-async def _unlogged(event: EventType, query: UserQuery | None, **fields: Any) -> None:
-    """The StepLog of ``RagPipeline.search``: an admin's look-up is not a question."""
-
-
-def _filtered_summary(response: RetrievalResponse) -> str:
-    stats = response.retrieval_stats
-    text = (f"{len(response.retrieved_chunks)} of {stats.total_candidates} candidates kept: "
-            f"{response.total_matches} reached relevance {stats.search_threshold:g}")
-    if response.dropped_chunks:
-        text += f"; {len(response.dropped_chunks)} bad stored chunk(s) dropped"
-    return text
 
 
 class RagPipeline:
@@ -275,7 +233,7 @@ class RagPipeline:
         lexicon = self.lexicon(scope.collection)
         text = understand(request.query_text, lexicon).text or request.query_text
         found = await self._search(text, query=None, scope=scope, filters=request.filters, lexicon=lexicon,
-                                   step=_unlogged)
+                                   step=unlogged)
         return SearchResults(
             results=found.context.chunks, query_time=time.perf_counter() - started,
             total_results=found.response.total_matches, request=request, searched_text=text,
@@ -295,7 +253,7 @@ class RagPipeline:
         emb = await self.retriever.embed(text)
         await step(EventType.EMBEDDING_GENERATED, query, execution_time=emb.execution_time,
                    response_summary=(f"{emb.model_used}, {emb.dimension} dimensions; "
-                                     f"searched {_short(text)!r}"))
+                                     f"searched {short(text)!r}"))
         request = self.retriever.build_request(text, emb, top_k=scope.top_k, threshold=scope.threshold,
                                                filters=filters, collection=scope.collection)
         start = time.perf_counter()
@@ -313,7 +271,7 @@ class RagPipeline:
             log.error("dropped a bad stored chunk %s", bad)
             await step(EventType.ERROR, query, error_details=f"dropped a bad stored chunk {bad}")
         await step(EventType.RESULTS_FILTERED, query, execution_time=filtering,
-                   response_summary=_filtered_summary(response))
+                   response_summary=filtered_summary(response))
         return await self._prepare(text, query=query, scope=scope, emb=emb, ranked_hits=ranked_hits,
                                    response=response, lexicon=lexicon, step=step)
 
@@ -387,7 +345,7 @@ class RagPipeline:
             scope = self.checked_scope(top_k=top_k, threshold=threshold, collection=collection)
         except QueryValidationError as exc:
             await self._log(EventType.ERROR, None, thread_id=thread_id,
-                            query_text=_short(question, 1000) or None,
+                            query_text=short(question, 1000) or None,
                             error_details=f"invalid question: {exc}")
             raise
         await self.queries.create_query(query)
@@ -416,7 +374,7 @@ class RagPipeline:
                 thread_id=query.thread_id, role=TurnRole.ASSISTANT, content=response.response_text,
                 query_id=query.query_id, response_id=response.response_id))
         await self._log(EventType.RESPONSE_GENERATED, query, execution_time=response.execution_time,
-                        response_summary=f"{response.status.value}: {_short(response.response_text)}")
+                        response_summary=f"{response.status.value}: {short(response.response_text)}")
         await self.queries.set_response_state(query.query_id, response.state)
         final = QueryStatus.FAILED if response.state is ResponseState.ERROR else QueryStatus.COMPLETED
         await self.queries.set_query_status(query.query_id, final)
@@ -442,6 +400,9 @@ class RagPipeline:
         try:
             searching = self._search(search_text, query=query, scope=scope, lexicon=lexicon)
             found = await before_deadline(searching, "the search")
+            if search_text == own.text:  # a follow-up's own sentences lack the thread's subject
+                found = await self._by_its_question(own.text, found, query=query, scope=scope,
+                                                    lexicon=lexicon, quoting=bool(aimed))
         except (StoreError, ProviderError) as exc:
             entry = await self._log(EventType.ERROR, query,
                                     error_details=f"retrieval failed: {type(exc).__name__}: {exc}")
@@ -461,6 +422,18 @@ class RagPipeline:
             # The model read the sources and found no answer: that is "not found", not an answer.
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         return answered(query, started, generation, ranking_algorithm=algorithm, max_sources=scope.top_k)
+
+    async def _by_its_question(self, own: str, found: Found, *, query: UserQuery, scope: Scope,
+                               lexicon: Lexicon, quoting: bool) -> Found:
+        """A message the docs seem not to answer, judged again by its question sentences alone."""
+        asked = question_sentences(own)
+        enough = self._min_probability(quoting=quoting)
+        if asked is None or found.verdict.probability >= enough:
+            return found
+        searching = self._search(asked, query=query, scope=scope, lexicon=lexicon,
+                                 trigger="its question sentences alone")
+        alone = await before_deadline(searching, "the search")
+        return alone if alone.verdict.probability >= enough else found
 
     async def _still_on_topic(self, own: str, found: Found, lexicon: Lexicon, query: UserQuery) -> bool:
         """Whether the passages found with the thread's subject hold enough of the follow-up's own words."""

@@ -173,3 +173,20 @@ async def test_a_quoted_docs_phrase_is_answered_among_chat_words(runtime: Runtim
     plain = await runtime.pipeline.answer(chatty.format("four signals"), thread_id="q-2")
     unknown = await runtime.pipeline.answer(chatty.format("'quantum annealing schedule'"), thread_id="q-3")
     assert plain.status is unknown.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
+
+
+async def test_the_context_around_a_question_does_not_sink_it(runtime: Runtime) -> None:
+    # Every word of the second sentence is foreign to the docs: judged whole, the message
+    # reads as off-topic; its question sentence alone is answered from the admin guide.
+    response = await runtime.pipeline.answer(
+        "how do i export the activity log? my manager wants a weekly spreadsheet for the quarterly "
+        "review with leadership, she loves pivot charts", thread_id="chat-context")
+    assert response.status is ResponseStatus.ANSWERED
+    assert any("admin" in s.url for s in response.sources)
+    said = [e.response_summary or "" async for e in runtime.database.export(
+        event_type=EventType.RETRIEVAL_TRIGGERED, query_id=response.query_id)]
+    assert any(s.startswith("its question sentences alone") for s in said)
+    assert_clean_citations(response)
+    off_topic = await runtime.pipeline.answer(
+        "any good pizza places near the office? my manager wants a weekly team lunch", thread_id="chat-lunch")
+    assert off_topic.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
