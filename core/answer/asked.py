@@ -9,17 +9,9 @@ sentences alone, when they say what they ask about without the rest.
 
 from __future__ import annotations
 
-import re
-
-from core.answer.followups import points_back
-
-#: Where a sentence ends: a stop, question or exclamation mark, or a new line.
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s+|\n")
-#: A sentence opening like a question even without its question mark ("how do i save the map").
-_ASKS = re.compile(
-    r"(?:how|what|why|where|when|which|who|whose|can|could|does|do|did|is|are|was|were|should|would|will)\b",
-    re.IGNORECASE,
-)
+from core.answer.followups import SENTENCE_END, points_back
+from core.retrieval.query import ASKING, strip_markup
+from core.retrieval.terms import tokens
 
 
 def question_sentences(message: str) -> str | None:
@@ -28,8 +20,14 @@ def question_sentences(message: str) -> str | None:
     None as well when a question sentence points at the others ("is there a command that
     converts *it*?"): alone it would not say what it asks about.
     """
-    sentences = [s.strip() for s in _SENTENCE_END.split(message) if s.strip()]
-    asked = [s for s in sentences if s.endswith("?") or _ASKS.match(s)]
+    sentences = [s.strip() for s in SENTENCE_END.split(strip_markup(message)) if s.strip()]
+    asked = [s for s in sentences if _asks(s)]
     if not asked or len(asked) == len(sentences) or any(points_back(s) for s in asked):
         return None
     return " ".join(asked)
+
+
+def _asks(sentence: str) -> bool:
+    """Whether ``sentence`` ends with a question mark or opens with a question word or a request."""
+    words = tokens(sentence)
+    return sentence.endswith("?") or (bool(words) and words[0] in ASKING)  # "can't ..." is no "can"

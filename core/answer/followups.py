@@ -78,9 +78,9 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
 #: robotics-textbook-2 (6 and 7 tied, 5 lost a follow-up; 6 kept, since with 7 that example
 #: still borrowed), checked on the six other sets (BENCHMARKS.md).
 _SELF_CONTAINED = 6
-#: Where a sentence ends: a stop, question or exclamation mark, or a new line (Slack messages
-#: often open with a greeting line).
-_SENTENCE_END = re.compile(r"[.?!]\s|\n")
+#: Where a sentence ends: after a stop, question or exclamation mark, or at a new line (Slack
+#: messages often open with a greeting line).
+SENTENCE_END = re.compile(r"(?<=[.?!])\s+|\n")
 
 
 #: A message that opens by carrying on ("and ...", "cool, and ...", "ok so ...", "what about ...")
@@ -96,7 +96,7 @@ def points_back(question: str) -> bool:
     """Whether ``question`` leans on something earlier: a pronoun that points at nothing inside it."""
     text = _not_pointing(question)
     for match in _ANAPHORA.finditer(text):
-        sentence = _SENTENCE_END.split(text[:match.start()])[-1]
+        sentence = SENTENCE_END.split(text[:match.start()])[-1]
         # tokens() keeps "don't" and "uv.lock" whole, so they count once (or not at all).
         if sum(1 for w in tokens(sentence) if w not in STOPWORDS) < _SELF_CONTAINED:
             return True

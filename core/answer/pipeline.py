@@ -397,20 +397,31 @@ class RagPipeline:
                 f"the message {aimed[0]} ({aimed[1]!r}): searched alone, answered only by quoting"))
         search_text = understand(search_query_for(query.query_text, [] if aimed else history),
                                  lexicon).text or own.text
+        enough = self._min_probability(quoting=bool(aimed))
         try:
             searching = self._search(search_text, query=query, scope=scope, lexicon=lexicon)
             found = await before_deadline(searching, "the search")
-            if search_text == own.text:  # a follow-up's own sentences lack the thread's subject
-                found = await self._by_its_question(own.text, found, query=query, scope=scope,
-                                                    lexicon=lexicon, quoting=bool(aimed))
         except (StoreError, ProviderError) as exc:
             entry = await self._log(EventType.ERROR, query,
                                     error_details=f"retrieval failed: {type(exc).__name__}: {exc}")
             return retrieval_failed(query, started, exc, entry.entry_id)
+        first = found.results.ranking_algorithm
+        if search_text == own.text and found.verdict.probability < enough:
+            # People say why they ask, in words the docs need not hold: judged by what it asks.
+            asked = question_sentences(query.query_text)
+            text = understand(asked, lexicon).text if asked else ""
+            found = await self._alone(text, "its question sentences", query=query, scope=scope,
+                                      lexicon=lexicon, enough=enough) or found
+        elif (search_text != own.text and found.verdict.probability >= enough
+              and not await self._still_on_topic(own.text, found, lexicon, query)):
+            # Not about the thread's subject: a new question in the same thread, judged alone.
+            alone = await self._alone(own.text, "the message", query=query, scope=scope, lexicon=lexicon,
+                                      enough=enough)
+            if alone is None:
+                return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=first)
+            found = alone
         algorithm = found.results.ranking_algorithm
-        if not found.context.chunks or found.verdict.probability < self._min_probability(quoting=bool(aimed)):
-            return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
-        if search_text != own.text and not await self._still_on_topic(own.text, found, lexicon, query):
+        if not found.context.chunks or found.verdict.probability < enough:
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         request = GenerationRequest(query=query, chunks=list(found.context.chunks), history=history,
                                     search_text=own.text)
@@ -423,17 +434,27 @@ class RagPipeline:
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         return answered(query, started, generation, ranking_algorithm=algorithm, max_sources=scope.top_k)
 
-    async def _by_its_question(self, own: str, found: Found, *, query: UserQuery, scope: Scope,
-                               lexicon: Lexicon, quoting: bool) -> Found:
-        """A message the docs seem not to answer, judged again by its question sentences alone."""
-        asked = question_sentences(own)
-        enough = self._min_probability(quoting=quoting)
-        if asked is None or found.verdict.probability >= enough:
-            return found
-        searching = self._search(asked, query=query, scope=scope, lexicon=lexicon,
-                                 trigger="its question sentences alone")
-        alone = await before_deadline(searching, "the search")
-        return alone if alone.verdict.probability >= enough else found
+    async def _alone(self, text: str, what: str, *, query: UserQuery, scope: Scope, lexicon: Lexicon,
+                     enough: float) -> Found | None:
+        """What ``text`` (part of the message) finds searched alone, if the docs answer it; else None.
+
+        A second search that fails is logged and leaves the first one's outcome: it was a second chance.
+        """
+        if not text:
+            return None
+        try:
+            searching = self._search(text, query=query, scope=scope, lexicon=lexicon,
+                                     trigger=f"{what} searched alone")
+            alone = await before_deadline(searching, "the search")
+        except (StoreError, ProviderError) as exc:
+            await self._log(EventType.ERROR, query, error_details=(
+                f"searching {what} alone failed: {type(exc).__name__}: {exc}"))
+            return None
+        used = alone.verdict.probability >= enough and bool(alone.context.chunks)
+        await self._log(EventType.RESULTS_FILTERED, query, response_summary=(
+            f"{what} searched alone: answerable p={alone.verdict.probability:.2f}"
+            + ("; the answer is written from this search" if used else f", below {enough:g}; not used")))
+        return alone if used else None
 
     async def _still_on_topic(self, own: str, found: Found, lexicon: Lexicon, query: UserQuery) -> bool:
         """Whether the passages found with the thread's subject hold enough of the follow-up's own words."""

@@ -14,12 +14,17 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
+from core.retrieval.terms import STOPWORDS
+
 #: Little words a long form may contain without giving the acronym a letter ("Quality of Service").
 _LINKS = frozenset({"of", "and", "for", "the", "a", "an", "to", "in", "on", "with", "by", "or", "as", "at"})
 #: A run of words, then the acronym in parentheses: two to eight letters or digits, starting
 #: with a letter, an optional plural "s" ("LLMs").
+#: The look-behind makes a match start at a word's start: without it, a long run of word
+#: characters (a minified line in a code block) is re-tried from every position.
 _DEFINITION = re.compile(
-    r"((?:[A-Za-z][\w'\u2019-]*\s+){0,8}?[A-Za-z][\w'\u2019-]*)\s*\(\s*([A-Za-z][A-Za-z0-9]{1,7}?)s?\s*\)")
+    r"(?<![\w'\u2019-])((?:[A-Za-z][\w'\u2019-]*\s+){0,8}?[A-Za-z][\w'\u2019-]*)"
+    r"\s*\(\s*([A-Za-z][A-Za-z0-9]{1,7}?)s?\s*\)")
 
 
 def _initials(words: list[str]) -> str:
@@ -52,6 +57,8 @@ def definitions(text: str) -> Counter[tuple[str, str]]:
         if sum(ch.isupper() for ch in acronym) < 2:
             continue
         letters = acronym.lower()
+        if letters in STOPWORDS:
+            continue  # "Information Technology (IT)": "it" in a question is a pronoun
         long_form = _long_form(match.group(1).split(), letters)
         if long_form is not None:
             found[(letters, long_form)] += 1

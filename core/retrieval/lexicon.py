@@ -133,7 +133,8 @@ class LexiconFile:
     def has(self, source_document: str, content_hash: str) -> bool:
         """True when this version of the document is already recorded."""
         entry = self._docs.get(source_document)
-        return entry is not None and entry.get("hash") == content_hash
+        # Recorded before acronyms were read: the next ingest records the document again.
+        return entry is not None and entry.get("hash") == content_hash and "acronyms" in entry
 
     def put(self, source_document: str, content_hash: str, texts: Sequence[str]) -> None:
         """Record a document's chunk texts (replacing what was recorded for it)."""
@@ -180,7 +181,7 @@ class LexiconFile:
         for entry in self._docs.values():
             chunks += int(entry.get("chunks", 0))
             words.update(entry.get("words", {}))
-            # Recorded before acronyms were read: that document defines none until it changes.
+            # Recorded before acronyms were read: none until the next ingest records it again.
             for acronym, counted in entry.get("acronyms", {}).items():
                 forms.setdefault(acronym, Counter()).update(counted)
         return Lexicon(chunks=chunks, words=dict(words), acronyms=commonest(forms))

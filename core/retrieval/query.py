@@ -238,10 +238,16 @@ _SWAPPED_STOPWORDS: dict[str, str] = {"".join(sorted(w)): w for w in sorted(STOP
 #: acknowledgement, whatever its other words ("thanks, you're a star").
 _THANKS: frozenset[str] = frozenset("thanks thank thx ty tysm cheers appreciate appreciated".split())
 #: Question words and the verbs that open a question or a request ("can you", "show me").
-_ASKING: frozenset[str] = frozenset(
+ASKING: frozenset[str] = frozenset(
     "how what why where when which who can could does do did is are should would will show tell give".split())
 #: Longer than this, a message with thanks in it may well carry a request.
 _ACK_WORDS = 12
+#: "anyone around?", "is anybody here", "u there?": asking whether someone is there, not a question.
+_PRESENCE = re.compile(
+    r"^\W*(?:(?:yo|hey|hi|hello|sup|ok|okay|so)\b\W*)*(?:is\s+|are\s+)?"
+    r"(?:(?:any|some)(?:one|body)|you|u|y'?all|ppl|people)\s+(?:around|here|there|online|awake|on)\W*$",
+    re.IGNORECASE,
+)
 
 
 def _is_small_talk(words: list[str], lexicon: Lexicon, *, asks: bool = False) -> bool:
@@ -253,7 +259,7 @@ def _is_small_talk(words: list[str], lexicon: Lexicon, *, asks: bool = False) ->
         return True
     # An empty lexicon knows no word, so nothing would count as naming what the docs cover.
     return (not asks and not lexicon.empty and len(words) <= _ACK_WORDS and any(w in _THANKS for w in bases)
-            and not any(w in _ASKING for w in bases) and not any(_names_docs(w, lexicon) for w in content))
+            and not any(w in ASKING for w in bases) and not any(_names_docs(w, lexicon) for w in content))
 
 
 def _names_docs(word: str, lexicon: Lexicon) -> bool:
@@ -278,7 +284,7 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
     protected, quoted = _protect_quotes(strip_markup(message))
     normalised = normalise_chat(protected)
     cleaned = _restore(normalised, quoted)
-    if _is_small_talk(tokens(cleaned), lexicon, asks="?" in cleaned):
+    if _PRESENCE.match(cleaned) or _is_small_talk(tokens(cleaned), lexicon, asks="?" in cleaned):
         return QueryAnalysis(text="", small_talk=True)
     text, corrections = _clean_words(normalised, lexicon)
     return QueryAnalysis(text=_restore(text, quoted), corrections=corrections)
@@ -288,6 +294,7 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
     """``text`` without filler, with shorthand spelt out and typos corrected; and the corrections."""
     kept: list[str] = []
     corrections: dict[str, str] = {}
+    spelt: set[str] = set()
     for raw in re.findall(r"\S+", text):
         word = raw.strip(".,!?;:()[]{}\"'`").lower()
         if word in FILLER:
@@ -300,9 +307,13 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
             corrections[word] = fixed
             raw = raw.lower().replace(word, fixed)
             word = fixed
+        if (long_form := _spelt_out(word, text, lexicon)) is not None and long_form not in spelt:
+            spelt.add(long_form)
+            # Inside the sentence ("sdg synthetic data generation?"): what splits the message into
+            # sentences later must not leave the long form behind.
+            core = raw.rstrip(".,!?;:")
+            raw = f"{core} {long_form}{raw[len(core):]}"
         kept.append(raw)
-        if (long_form := _spelt_out(word, text, lexicon)) is not None:
-            kept.append(long_form)  # "sdg" -> "sdg synthetic data generation"
     return " ".join(kept).strip(), corrections
 
 

@@ -211,18 +211,28 @@ def title_boost(
 
 
 #: A heading that is a version number, alone or with a date: "0.51.0 (2020-03-01)", "v2.1",
-#: "Version 1.2 - 2024-05-01". A changelog's sections are titled so; a numbered chapter
-#: ("1.1.7 Running your first simulation") is not.
+#: "[1.0.0] - 2017-06-20" (Keep a Changelog), "Version 1.2 \u2014 2024-05-01". A numbered
+#: chapter ("1.1.7 Running your first simulation") is not one, nor a bare "2.1" (a section
+#: number): a version heading has a "v", three parts or a date.
 _VERSION_HEADING = re.compile(
-    r"(?:^|>)\s*(?:v|version\s)?\d+(?:\.\d+)+\S*(?:\s\([^)>]*\)|\s[-\u2013]\s\d{4}-\d\d-\d\d)?\s*(?:$|>)",
+    r"\[?(?P<prefix>v|version\s*)?(?P<number>\d+(?:\.\d+)+)(?:[-+][0-9a-z.]+)?\]?"
+    r"(?P<date>\s*(?:\([^)]*\)|[-\u2013\u2014/]\s*\d{4}-\d\d-\d\d))?",
     re.IGNORECASE)
 #: A question that asks about versions wants the changelog ("which version added ...").
 _ASKS_VERSIONS = re.compile(r"\b(?:versions?|releases?|changelog|v?\d+\.\d+)\b", re.IGNORECASE)
+#: Changelog entries give way only when another candidate is at least this relevant next to
+#: the best of them: a changelog that alone answers ("why 401 instead of 403 since the upgrade")
+#: is not replaced by a page sharing one word with the question.
+CHANGELOG_MARGIN = 0.5
 
 
 def is_changelog(section: str) -> bool:
     """Whether a chunk's heading path (``Title > Section``) runs through a version-number heading."""
-    return _VERSION_HEADING.search(section) is not None
+    for heading in section.split(">"):
+        match = _VERSION_HEADING.fullmatch(heading.strip())
+        if match is not None and (match["prefix"] or match["date"] or match["number"].count(".") >= 2):
+            return True
+    return False
 
 
 def without_changelog(
@@ -233,7 +243,8 @@ def without_changelog(
     A changelog names every feature in passing ("Add OAuth2 redirect page ... allowed
     origins"), so its entries match how-to questions word for word while the page that
     explains the feature answers them. They stay when the question asks about versions
-    or releases, and when nothing else reaches ``threshold``.
+    or releases, and when no other candidate reaches ``threshold`` and ``CHANGELOG_MARGIN``
+    of their best relevance.
 
     Args:
         fused: candidates, best first.
@@ -246,8 +257,13 @@ def without_changelog(
     """
     if _ASKS_VERSIONS.search(question):
         return list(fused)
-    rest = [f for f in fused if not is_changelog(str(f.payload.get("section", "")))]
-    if len(rest) == len(fused) or not any(relevances.get(f.chunk_id, 0.0) >= threshold for f in rest):
+    entries = {f.chunk_id for f in fused if is_changelog(str(f.payload.get("section", "")))}
+    if not entries:
+        return list(fused)
+    rest = [f for f in fused if f.chunk_id not in entries]
+    best_entry = max(relevances.get(cid, 0.0) for cid in entries)
+    best_rest = max((relevances.get(f.chunk_id, 0.0) for f in rest), default=0.0)
+    if best_rest < max(threshold, CHANGELOG_MARGIN * best_entry):
         return list(fused)
     return rest
 

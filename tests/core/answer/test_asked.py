@@ -14,6 +14,8 @@ from core.answer.asked import question_sentences
      "how do i save the slam map to a file"),
     ("quick one. which port does ragbot listen on? and can i change the port?\nthanks in advance",
      "which port does ragbot listen on? and can i change the port?"),
+    ("<@U123> how do i export the activity log\nmy manager wants it weekly",
+     "how do i export the activity log"),
 ])
 def test_the_question_sentences_are_told_from_the_context(message: str, asked: str) -> None:
     assert question_sentences(message) == asked
@@ -23,6 +25,7 @@ def test_the_question_sentences_are_told_from_the_context(message: str, asked: s
     "how do i save the slam map to a file?",  # nothing but the question
     "how do i save the map? and where does the file go?",
     "my robot keeps drifting to the left after every turn.",  # asks nothing
+    "Can't get the planner to start. It crashes on launch.",  # "can't" opens no question
     # Alone, the question would not say what "it" is.
     "we are on poetry with a big tool.poetry section. is there a command that converts it over?",
 ])

@@ -100,6 +100,7 @@ async def test_a_change_of_topic_in_a_thread_is_not_answered_from_the_old_subjec
     said = [e.response_summary or "" async for e in runtime.database.export(
         event_type=EventType.RESULTS_FILTERED, query_id=response.query_id)]
     assert any("follow-up off the thread's subject" in s for s in said)  # the log says why
+    assert any(s.startswith("the message searched alone") for s in said)  # and judged on its own
 
 
 async def test_instructions_to_the_assistant_in_a_thread_do_not_borrow_its_subject(runtime: Runtime) -> None:
@@ -183,9 +184,12 @@ async def test_the_context_around_a_question_does_not_sink_it(runtime: Runtime) 
         "review with leadership, she loves pivot charts", thread_id="chat-context")
     assert response.status is ResponseStatus.ANSWERED
     assert any("admin" in s.url for s in response.sources)
-    said = [e.response_summary or "" async for e in runtime.database.export(
+    searched = [e.response_summary or "" async for e in runtime.database.export(
         event_type=EventType.RETRIEVAL_TRIGGERED, query_id=response.query_id)]
-    assert any(s.startswith("its question sentences alone") for s in said)
+    assert any(s.startswith("its question sentences searched alone") for s in searched)
+    said = [e.response_summary or "" async for e in runtime.database.export(
+        event_type=EventType.RESULTS_FILTERED, query_id=response.query_id)]
+    assert any(s.endswith("the answer is written from this search") for s in said)
     assert_clean_citations(response)
     off_topic = await runtime.pipeline.answer(
         "any good pizza places near the office? my manager wants a weekly team lunch", thread_id="chat-lunch")

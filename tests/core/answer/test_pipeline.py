@@ -220,3 +220,26 @@ async def test_nothing_ingested_yet_says_so() -> None:
     response = await pipeline.answer("how do I install ragbot?")
     assert response.status is ResponseStatus.RETRIEVAL_FAILED
     assert "ragbot ingest" in response.response_text
+
+
+async def test_a_failing_second_search_leaves_the_first_outcome() -> None:
+    # Below the threshold (1.0 here), a message is searched again by its question sentence alone;
+    # when that second chance fails, the user gets "not found", not "the search failed".
+    pipeline, storage, store = await build(answerable_probability=1.0)
+    original = store.search
+    calls = 0
+
+    async def flaky(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls > 1:
+            from core.errors import StoreUnavailableError
+
+            raise StoreUnavailableError("store went away")
+        return await original(*args, **kwargs)  # type: ignore[arg-type]
+
+    store.search = flaky  # type: ignore[method-assign]
+    response = await pipeline.answer("how do I install ragbot? my boss wants the demo today")
+    assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
+    assert calls == 2
+    assert any("its question sentences alone failed" in (e.error_details or "") for e in storage.entries)

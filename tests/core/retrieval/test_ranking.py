@@ -203,6 +203,10 @@ def test_a_heading_naming_the_distinctive_terms_moves_up() -> None:
     ("Module 1 > 1.1.7 Running Your First Simulation", False),  # a numbered chapter
     ("Release Notes > Gazebo Sim 10.0.0", False),  # a feature page naming its release
     ("Install > Python 3.12 or newer", False),
+    ("Changelog > [1.0.0] - 2017-06-20 > Added", True),  # Keep a Changelog
+    ("Notes > Version 1.2 \u2014 2024-05-01", True),
+    ("Changelog > 0.4.0-beta.1", True),
+    ("Guide > 2.1", False),  # a section number
 ])
 def test_a_changelog_entry_is_a_section_titled_by_a_version(section: str, changelog: bool) -> None:
     from core.retrieval.ranking import is_changelog
@@ -224,3 +228,5 @@ def test_changelog_entries_give_way_unless_the_question_asks_about_versions() ->
     for question in ("which version added cors credentials", "what changed in 0.23 for cors"):
         assert without_changelog(fused, question, rels, threshold=0.15) == fused
     assert without_changelog(fused, how, {"note": 0.6, "guide": 0.1}, threshold=0.15) == fused
+    # A changelog entry that alone answers is not replaced by a page sharing a word with the question.
+    assert without_changelog(fused, how, {"note": 0.9, "guide": 0.2}, threshold=0.15) == fused
