@@ -7,47 +7,30 @@ query understanding -> retrieval -> excerpt -> citations).
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from bots.runtime import Runtime, build_runtime, ingest
+from bots.runtime import Runtime
 from core.answer.pipeline import NOT_FOUND_TEXT, SMALL_TALK_TEXT
 from core.models import AgentResponse, EventType, ResponseStatus
-from core.settings import Settings
+from tests.support.ingested import ingest_folder, runtime_over
 from tests.support.paths import ROOT
-
-
-def _settings(data_dir: Path) -> Settings:
-    return Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
 
 
 @pytest.fixture(scope="module")
 def guide(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir holding the user guide, ingested once for the module."""
     data = tmp_path_factory.mktemp("chat") / "data"
-
-    async def load() -> None:
-        rt = await build_runtime(_settings(data))
-        try:
-            await ingest(rt, str(ROOT / "docs"), base_url="https://ragbot.dev/docs", progress=False)
-        finally:
-            await rt.aclose()
-
-    asyncio.run(load())
-    return data
+    return ingest_folder(ROOT / "docs", data, base_url="https://ragbot.dev/docs")
 
 
 @pytest.fixture
 async def runtime(guide: Path) -> AsyncIterator[Runtime]:
-    rt = await build_runtime(_settings(guide))
-    try:
+    async with runtime_over(guide) as rt:
         yield rt
-    finally:
-        await rt.aclose()
 
 
 def cited(response: AgentResponse) -> list[int]:

@@ -6,15 +6,14 @@ runtime; questions go through ``pipeline.search`` and ``pipeline.answer``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from bots.runtime import Runtime, build_runtime, ingest
+from bots.runtime import Runtime
 from core.models import QueryRequest, ResponseStatus
-from core.settings import Settings
+from tests.support.ingested import ingest_folder, runtime_over
 
 FILLER_PAGES = 60
 
@@ -37,40 +36,24 @@ PAGES = {
 }
 
 
-def _settings(data_dir: Path) -> Settings:
-    return Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
-
-
 @pytest.fixture(scope="module")
 def docs_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Sixty unrelated pages plus the pages above, ingested once for the module."""
     root = tmp_path_factory.mktemp("vocabulary")
-    docs, data = root / "docs", root / "data"
+    docs = root / "docs"
     docs.mkdir()
     for i in range(FILLER_PAGES):
         (docs / f"topic-{i}.md").write_text(
             f"# Topic {i}\n\nThe widget number {i} stores item {i} in bucket {i * 7}.\n", encoding="utf-8")
     for name, text in PAGES.items():
         (docs / name).write_text(text, encoding="utf-8")
-
-    async def load() -> None:
-        rt = await build_runtime(_settings(data))
-        try:
-            await ingest(rt, str(docs), base_url="https://docs.example", progress=False)
-        finally:
-            await rt.aclose()
-
-    asyncio.run(load())
-    return data
+    return ingest_folder(docs, root / "data", base_url="https://docs.example")
 
 
 @pytest.fixture
 async def runtime(docs_data: Path) -> AsyncIterator[Runtime]:
-    rt = await build_runtime(_settings(docs_data))
-    try:
+    async with runtime_over(docs_data) as rt:
         yield rt
-    finally:
-        await rt.aclose()
 
 
 async def test_an_acronym_finds_the_pages_that_spell_it_out(runtime: Runtime) -> None:

@@ -193,22 +193,27 @@ async def test_rerank_outage_keeps_the_fused_order() -> None:
     assert any("rerank failed" in (e.error_details or "") for e in storage.entries)
 
 
-async def test_failing_tool_search_is_logged_and_the_answer_still_comes() -> None:
-    generator = ScriptedGenerator(["Install ragbot with make demo [1]."], search_queries=["more about slack"])
-    pipeline, storage, store = await build(generator)
+def fail_after_first_search(store: InMemoryVectorStore) -> list[int]:
+    """Make every search of ``store`` after the first fail; returns the growing list of calls made."""
     original = store.search
-    calls = 0
+    calls: list[int] = []
 
     async def flaky(*args: object, **kwargs: object) -> object:
-        nonlocal calls
-        calls += 1
-        if calls > 1:
+        calls.append(len(calls) + 1)
+        if len(calls) > 1:
             from core.errors import StoreUnavailableError
 
             raise StoreUnavailableError("store went away")
         return await original(*args, **kwargs)  # type: ignore[arg-type]
 
     store.search = flaky  # type: ignore[method-assign]
+    return calls
+
+
+async def test_failing_tool_search_is_logged_and_the_answer_still_comes() -> None:
+    generator = ScriptedGenerator(["Install ragbot with make demo [1]."], search_queries=["more about slack"])
+    pipeline, storage, store = await build(generator)
+    fail_after_first_search(store)
     response = await pipeline.answer("how do I install ragbot?")
     assert response.status is ResponseStatus.ANSWERED
     assert any("tool search failed" in (e.error_details or "") for e in storage.entries)
@@ -226,20 +231,8 @@ async def test_a_failing_second_search_leaves_the_first_outcome() -> None:
     # Below the threshold (1.0 here), a message is searched again by its question sentence alone;
     # when that second chance fails, the user gets "not found", not "the search failed".
     pipeline, storage, store = await build(answerable_probability=1.0)
-    original = store.search
-    calls = 0
-
-    async def flaky(*args: object, **kwargs: object) -> object:
-        nonlocal calls
-        calls += 1
-        if calls > 1:
-            from core.errors import StoreUnavailableError
-
-            raise StoreUnavailableError("store went away")
-        return await original(*args, **kwargs)  # type: ignore[arg-type]
-
-    store.search = flaky  # type: ignore[method-assign]
+    calls = fail_after_first_search(store)
     response = await pipeline.answer("how do I install ragbot? my boss wants the demo today")
     assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
-    assert calls == 2
+    assert calls == [1, 2]
     assert any("its question sentences alone failed" in (e.error_details or "") for e in storage.entries)

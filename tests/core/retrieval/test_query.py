@@ -132,12 +132,19 @@ def test_mentions_only_leave_nothing_to_search() -> None:
     assert understand("<!channel> <!here> @everyone", LEXICON).text == ""
 
 
-def test_lexicon_file_tracks_documents_and_reloads_on_change(tmp_path: Path) -> None:
+def saved_lexicon(tmp_path: Path, documents: dict[str, list[str]]) -> Path:
+    """A lexicon file recording ``documents`` (name -> chunk texts), each at hash "h1"."""
     path = tmp_path / "lexicon-docs.json"
     file = LexiconFile(path=path)
-    file.put("a.md", "h1", ["Install Gazebo on Ubuntu", "Gazebo topics"])
-    file.put("b.md", "h2", ["Robot planner"])
+    for name, texts in documents.items():
+        file.put(name, "h1", texts)
     file.save()
+    return path
+
+
+def test_lexicon_file_tracks_documents_and_reloads_on_change(tmp_path: Path) -> None:
+    path = saved_lexicon(tmp_path, {"a.md": ["Install Gazebo on Ubuntu", "Gazebo topics"],
+                                    "b.md": ["Robot planner"]})
     cache = LexiconCache(path=path)
     lexicon = cache.get()
     assert lexicon.chunks == 3 and lexicon.words["gazebo"] == 2 and lexicon.knows("topic")
@@ -204,11 +211,9 @@ def test_acronyms_are_read_where_the_docs_define_them() -> None:
 
 
 def test_the_lexicon_keeps_each_documents_acronyms(tmp_path: Path) -> None:
-    path = tmp_path / "lexicon-docs.json"
-    file = LexiconFile(path=path)
-    file.put("isaac.md", "h1", ["Synthetic Data Generation (SDG) makes labelled images.", "SDG needs a GPU."])
-    file.put("quiz.md", "h2", ["b) Standard Definition Graphics (SDG)"])
-    file.save()
+    path = saved_lexicon(tmp_path, {
+        "isaac.md": ["Synthetic Data Generation (SDG) makes labelled images.", "SDG needs a GPU."],
+        "quiz.md": ["b) Standard Definition Graphics (SDG)"]})
     lexicon = LexiconCache(path=path).get()
     assert lexicon.acronyms == {"sdg": "synthetic data generation"}
     again = LexiconFile(path=path)
