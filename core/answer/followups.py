@@ -1,9 +1,10 @@
 """Follow-ups: borrow the thread's subject to search, and check the follow-up still asks about what was found.
 
 "and on windows?" says nothing about its subject, so the thread's last question is
-searched with it. The same borrowing answers a change of topic with the old subject
-("how do I undo a pushed git commit" in a thread about the API): the passages found
-then hold none of the follow-up's own words, which ``own_support`` measures.
+searched with it; so is a message that opens by carrying on ("cool, and ..."). The same
+borrowing answers a change of topic with the old subject ("how do I undo a pushed git
+commit" in a thread about the API): the passages found then hold none of the follow-up's
+own words, which ``own_support`` measures, and the pipeline searches the message alone.
 """
 
 from __future__ import annotations
@@ -85,9 +86,12 @@ SENTENCE_END = re.compile(r"(?<=[.?!])\s+|\n")
 
 #: A message that opens by carrying on ("and ...", "cool, and ...", "ok so ...", "what about ...")
 #: continues the thread, however long it is.
+#: A bare "so", "but" or "then" carries on only before a question ("so does it ...", "but how
+#: ..."): "So I'm trying to set up X" opens a new question as often as not.
 _CONTINUES = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|cool|nice|great|thanks|thx|ty|got\s+it|sure|right|ah|oh|hmm+)\b[\s,.!-]*)*"
-    r"(?:and|also|so|but|then|what\s+about|how\s+about)\b",
+    r"(?:and|also|what\s+about|how\s+about|(?:so|but|then)(?=\s+(?:how|what|why|where|when|which|who|"
+    r"does|do|did|is|are|can|could|should|would|will|if)\b))\b",
     re.IGNORECASE,
 )
 

@@ -13,7 +13,8 @@ every expected outcome into a status (``core.answer.responses`` builds each):
 * ``validation_failed``: the generated answer could not be grounded, so the
   user gets the quoted passages over the same chunks, with a note.
 
-A message that reads as instructions to the assistant is searched alone and only quoted.
+A message that reads as instructions to the assistant is searched alone and only quoted; one
+the docs seem not to answer gets a second search of part of it (``_second_chance``).
 """
 
 from __future__ import annotations
@@ -405,25 +406,12 @@ class RagPipeline:
             entry = await self._log(EventType.ERROR, query,
                                     error_details=f"retrieval failed: {type(exc).__name__}: {exc}")
             return retrieval_failed(query, started, exc, entry.entry_id)
-        first = found.results.ranking_algorithm
-        if search_text == own.text and found.verdict.probability < enough:
-            # People say why they ask, in words the docs need not hold: judged by what it asks.
-            asked = question_sentences(query.query_text)
-            text = understand(asked, lexicon).text if asked else ""
-            found = await self._alone(text, "its question sentences", query=query, scope=scope,
-                                      lexicon=lexicon, enough=enough) or found
-        elif (search_text != own.text and found.verdict.probability >= enough
-              and not await self._still_on_topic(own.text, found, lexicon, query)):
-            # Not about the thread's subject: a new question in the same thread, judged alone.
-            alone = await self._alone(own.text, "the message", query=query, scope=scope, lexicon=lexicon,
-                                      enough=enough)
-            if alone is None:
-                return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=first)
-            found = alone
         algorithm = found.results.ranking_algorithm
-        if not found.context.chunks or found.verdict.probability < enough:
+        chosen = await self._second_chance(query, own.text, search_text, found, scope=scope, lexicon=lexicon,
+                                           enough=enough)
+        if chosen is None or not chosen.context.chunks or chosen.verdict.probability < enough:
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
-        request = GenerationRequest(query=query, chunks=list(found.context.chunks), history=history,
+        request = GenerationRequest(query=query, chunks=list(chosen.context.chunks), history=history,
                                     search_text=own.text)
         generator = self.quoter if aimed else self.generator
         generation = await generator.generate(request, search=self._tool_search(query, scope.collection))
@@ -434,12 +422,30 @@ class RagPipeline:
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         return answered(query, started, generation, ranking_algorithm=algorithm, max_sources=scope.top_k)
 
+    async def _second_chance(self, query: UserQuery, own: str, searched: str, found: Found, *, scope: Scope,
+                             lexicon: Lexicon, enough: float) -> Found | None:
+        """``found``, or what part of the message finds searched alone; None: a follow-up not answered.
+
+        People say why they ask in words the docs need not hold: a message short of ``enough`` is
+        searched again by its question sentences. A follow-up not answered with the thread's subject
+        is searched alone (a new question), unless it has no words of its own ("and on windows?").
+        """
+        if searched == own:
+            if found.verdict.probability >= enough:
+                return found
+            asked = question_sentences(query.query_text)
+            text = understand(asked, lexicon).text if asked else ""
+            return await self._alone("" if text == own else text, "its question sentences", query=query,
+                                     scope=scope, lexicon=lexicon, enough=enough) or found
+        if found.verdict.probability >= enough and await self._still_on_topic(own, found, lexicon, query):
+            return found
+        text = own if len(self.terms(own)) >= FOLLOW_UP_MIN_TERMS else ""
+        return await self._alone(text, "the message", query=query, scope=scope, lexicon=lexicon,
+                                 enough=enough)
+
     async def _alone(self, text: str, what: str, *, query: UserQuery, scope: Scope, lexicon: Lexicon,
                      enough: float) -> Found | None:
-        """What ``text`` (part of the message) finds searched alone, if the docs answer it; else None.
-
-        A second search that fails is logged and leaves the first one's outcome: it was a second chance.
-        """
+        """What ``text`` finds searched alone if the docs answer it; else None (a failure is logged)."""
         if not text:
             return None
         try:

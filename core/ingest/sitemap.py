@@ -204,6 +204,7 @@ async def ingest_sitemap(
         for entry in entries:
             unchanged = (
                 entry.lastmod is not None and known.get(entry.url) == entry.lastmod and entry.url in stored
+                and (lexicon is None or lexicon.complete(entry.url))
             )
             if unchanged:
                 sync.skip(entry.url)

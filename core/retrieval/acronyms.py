@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from core.retrieval.terms import STOPWORDS
 
 #: Little words a long form may contain without giving the acronym a letter ("Quality of Service").
-_LINKS = frozenset({"of", "and", "for", "the", "a", "an", "to", "in", "on", "with", "by", "or", "as", "at"})
+_LINKS = frozenset({"of", "and", "for", "the", "a", "an", "to", "in", "on", "with", "by", "or", "as", "at",
+                    "from"})
 #: A run of words, then the acronym in parentheses: two to eight letters or digits, starting
 #: with a letter, an optional plural "s" ("LLMs").
 #: The look-behind makes a match start at a word's start: without it, a long run of word

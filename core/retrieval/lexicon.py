@@ -133,8 +133,16 @@ class LexiconFile:
     def has(self, source_document: str, content_hash: str) -> bool:
         """True when this version of the document is already recorded."""
         entry = self._docs.get(source_document)
-        # Recorded before acronyms were read: the next ingest records the document again.
-        return entry is not None and entry.get("hash") == content_hash and "acronyms" in entry
+        return entry is not None and entry.get("hash") == content_hash and self.complete(source_document)
+
+    def complete(self, source_document: str) -> bool:
+        """Whether the document is recorded with everything read today (its acronyms too).
+
+        An entry written before acronyms were read must be recorded again: ingest reads the
+        document once more even when it has not changed (a sitemap page whose date is the same).
+        """
+        entry = self._docs.get(source_document)
+        return entry is not None and "acronyms" in entry
 
     def put(self, source_document: str, content_hash: str, texts: Sequence[str]) -> None:
         """Record a document's chunk texts (replacing what was recorded for it)."""

@@ -323,10 +323,12 @@ def _spelt_out(word: str, text: str, lexicon: Lexicon) -> str | None:
     An acronym in more than ``ACRONYM_MAX_SHARE`` of the chunks is the docs' own word ("gui",
     "urdf", "cli"): it finds their pages by itself, and its long form would only add words.
     """
+    if word not in lexicon.acronyms and word.endswith("s"):
+        word = word[:-1]  # "llms", "sdgs"
     long_form = lexicon.acronyms.get(word)
     if long_form is None or long_form in text.lower():
         return None
-    if lexicon.words.get(word, 0) > ACRONYM_MAX_SHARE * lexicon.chunks:
+    if lexicon.words.get(word, 0) + lexicon.words.get(f"{word}s", 0) > ACRONYM_MAX_SHARE * lexicon.chunks:
         return None
     return long_form
 

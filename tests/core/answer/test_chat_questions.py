@@ -177,3 +177,18 @@ async def test_the_context_around_a_question_does_not_sink_it(runtime: Runtime) 
     off_topic = await runtime.pipeline.answer(
         "any good pizza places near the office? my manager wants a weekly team lunch", thread_id="chat-lunch")
     assert off_topic.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
+
+
+async def test_a_question_after_an_unanswered_message_is_answered_on_its_own(runtime: Runtime) -> None:
+    # "and ..." borrows the thread's subject, which the docs do not cover: searched alone, it is
+    # a new question the docs answer.
+    thread = "chat-after-lunch"
+    await runtime.pipeline.answer("any good pizza places near the office?", thread_id=thread)
+    response = await runtime.pipeline.answer("and how do i export the activity log?", thread_id=thread)
+    assert response.status is ResponseStatus.ANSWERED
+    assert any("admin" in s.url for s in response.sources)
+    said = [e.response_summary or "" async for e in runtime.database.export(
+        event_type=EventType.RESULTS_FILTERED, query_id=response.query_id)]
+    assert any(s.startswith("the message searched alone") and s.endswith("written from this search")
+               for s in said)
+    assert_clean_citations(response)

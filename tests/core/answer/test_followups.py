@@ -37,6 +37,8 @@ def test_a_long_message_that_opens_by_carrying_on_borrows_the_subject(carrying_o
     "android builds of the simulator crash at start, which graphics driver do I need for it",
     "solver settings for a stiff contact model in a physics engine with many small parts",
     "how do i merge two dicts and sort a list in python 3 without writing a loop",
+    # A bare "so" opens a new question as often as it carries on: only before a question.
+    "So I'm trying to set up the simulator on a laptop with integrated graphics, tips for speed",
 ])
 def test_and_so_inside_a_message_or_a_word_do_not_carry_on(standalone: str) -> None:
     assert search_query_for(standalone, HISTORY) == standalone

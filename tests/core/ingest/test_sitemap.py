@@ -263,3 +263,20 @@ async def test_ingest_source_dispatches_sitemap_urls(site: Site, tmp_path: Path)
     summary = await ingest_source(f"{site.base}/sitemap.xml", store=RecordingStore(), embedder=FakeEmbedder(),
                                   collection=COLLECTION, state_path=tmp_path / "s.json", progress=False)
     assert summary.files == 3 and summary.chunks_added > 0
+
+
+async def test_a_page_recorded_before_acronyms_were_read_is_fetched_once_more(
+    site: Site, tmp_path: Path
+) -> None:
+    from core.retrieval.lexicon import LexiconFile
+
+    store, state, path = RecordingStore(), tmp_path / "state.json", tmp_path / "lexicon.json"
+    await run(site, store, state, lexicon=LexiconFile(path=path))
+    # As an older version wrote it: the same page and hash, without acronyms.
+    written = json.loads(path.read_text())
+    del written["documents"][f"{site.base}/docs/nodes"]["acronyms"]
+    path.write_text(json.dumps(written))
+    site.hits.clear()
+    await run(site, store, state, lexicon=LexiconFile(path=path))
+    assert site.hits == Counter({"nodes": 1})  # the others are skipped as before
+    assert LexiconFile(path=path).complete(f"{site.base}/docs/nodes")

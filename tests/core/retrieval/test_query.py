@@ -201,10 +201,10 @@ def test_acronyms_are_read_where_the_docs_define_them() -> None:
         "Isaac Sim offers Synthetic Data Generation (SDG). Quality of Service (QoS) settings; "
         "the Denavit-Hartenberg (DH) convention; Large Language Models (LLMs) plan tasks. "
         "Run it (see below), or use a GUI (optional). A two-word name (TWN) counts. "
-        "Information Technology (IT) is a stop word.")
+        "Information Technology (IT) is a stop word. Learning from Human Feedback (LHF).")
     assert set(found) == {("sdg", "synthetic data generation"), ("qos", "quality of service"),
                           ("dh", "denavit-hartenberg"), ("llm", "large language models"),
-                          ("twn", "two-word name")}
+                          ("twn", "two-word name"), ("lhf", "learning from human feedback")}
     # A quiz's wrong option is written once; the definition the docs use wins.
     assert commonest({"sdg": {"standard definition graphics": 1, "synthetic data generation": 4}}) == {
         "sdg": "synthetic data generation"}
@@ -235,6 +235,7 @@ def test_an_acronym_the_docs_seldom_use_is_spelt_out_in_the_search() -> None:
     # Spelt out once, inside its sentence: a question sentence searched alone keeps it.
     twice = understand("what is SDG? is SDG slow?", lexicon).text
     assert twice == "what is SDG synthetic data generation? is SDG slow?"
+    assert "synthetic data generation" in understand("any good sdgs for robots", lexicon).text  # plural
 
 
 def test_a_document_recorded_before_acronyms_were_read_is_recorded_again(tmp_path: Path) -> None:
