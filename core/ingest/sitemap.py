@@ -199,18 +199,7 @@ async def ingest_sitemap(
             summary=summary, batch_size=batch_size, title_repeat=title_repeat,
             lexicon=None if options.dry_run else lexicon, dry_run=options.dry_run,
         )
-        to_fetch: list[SitemapEntry] = []
-        new_state: dict[str, str] = {}
-        for entry in entries:
-            unchanged = (
-                entry.lastmod is not None and known.get(entry.url) == entry.lastmod and entry.url in stored
-                and (lexicon is None or lexicon.complete(entry.url))
-            )
-            if unchanged:
-                sync.skip(entry.url)
-                new_state[entry.url] = known[entry.url]
-            else:
-                to_fetch.append(entry)
+        to_fetch, new_state = _pages_to_fetch(entries, known, sync, lexicon=lexicon)
         await _sync_pages(session, to_fetch, sync, new_state, concurrency=concurrency,
                           title_repeat=title_repeat, progress=progress)
 
@@ -221,6 +210,27 @@ async def ingest_sitemap(
         save_state(state_file, new_state)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _pages_to_fetch(entries: list[SitemapEntry], known: dict[str, str], sync: DocumentSync, *,
+                    lexicon: LexiconFile | None) -> tuple[list[SitemapEntry], dict[str, str]]:
+    """The pages to fetch, and the lastmod state of those skipped (counted as unchanged in ``sync``).
+
+    A page is skipped when its lastmod is the one recorded, its chunks are stored, and the
+    vocabulary holds everything read today about it (an entry written before acronyms were
+    read is not: the page is fetched once more).
+    """
+    to_fetch: list[SitemapEntry] = []
+    new_state: dict[str, str] = {}
+    for entry in entries:
+        unchanged = (entry.lastmod is not None and known.get(entry.url) == entry.lastmod
+                     and entry.url in sync.stored and (lexicon is None or lexicon.complete(entry.url)))
+        if unchanged:
+            sync.skip(entry.url)
+            new_state[entry.url] = known[entry.url]
+        else:
+            to_fetch.append(entry)
+    return to_fetch, new_state
 
 
 async def _sync_pages(
