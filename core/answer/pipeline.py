@@ -446,8 +446,8 @@ class RagPipeline:
     async def _alone(self, text: str, what: str, *, query: UserQuery, scope: Scope, lexicon: Lexicon,
                      enough: float) -> Found | None:
         """What ``text`` finds searched alone if the docs answer it; else None (a failure is logged)."""
-        if not text:
-            return None
+        if not self.terms(text):
+            return None  # nothing to search for ("???")
         try:
             searching = self._search(text, query=query, scope=scope, lexicon=lexicon,
                                      trigger=f"{what} searched alone")
