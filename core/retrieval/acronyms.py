@@ -20,9 +20,9 @@ from core.retrieval.terms import STOPWORDS
 _LINKS = frozenset({"of", "and", "for", "the", "a", "an", "to", "in", "on", "with", "by", "or", "as", "at",
                     "from"})
 #: A run of words, then the acronym in parentheses: two to eight letters or digits, starting
-#: with a letter, an optional plural "s" ("LLMs").
-#: The look-behind makes a match start at a word's start: without it, a long run of word
-#: characters (a minified line in a code block) is re-tried from every position.
+#: with a letter, an optional plural "s" ("LLMs"). The look-behind makes a match start at a
+#: word's start: without it, a long run of word characters (a minified line in a code block)
+#: is tried again from every position.
 _DEFINITION = re.compile(
     r"(?<![\w'\u2019-])((?:[A-Za-z][\w'\u2019-]*\s+){0,8}?[A-Za-z][\w'\u2019-]*)"
     r"\s*\(\s*([A-Za-z][A-Za-z0-9]{1,7}?)s?\s*\)")

@@ -202,6 +202,8 @@ def correct_word(word: str, lexicon: Lexicon) -> str | None:
 #: short of ("global planer" -> "planner") when that word is this many times commoner in English...
 _DOUBLED_RATIO = 20
 #: ...and the docs use it in at least this many chunks (their own vocabulary, not a passing word).
+#: Both set from English word pairs, not from the sets: "planer"/"planner" differ 27 times,
+#: "filed"/"filled" 3.4, "striped"/"stripped" 4, "taped"/"tapped" 1.1.
 _DOUBLED_MIN_CHUNKS = 5
 
 
