@@ -84,10 +84,10 @@ _SELF_CONTAINED = 6
 SENTENCE_END = re.compile(r"(?<=[.?!])\s+|\n")
 
 
-#: A message that opens by carrying on ("and ...", "cool, and ...", "ok so ...", "what about ...")
-#: continues the thread, however long it is.
-#: A bare "so", "but" or "then" carries on only before a question ("so does it ...", "but how
-#: ..."): "So I'm trying to set up X" opens a new question as often as not.
+#: A message that opens by carrying on ("and ...", "cool, and ...", "ok so how ...", "what about
+#: ...") continues the thread, however long it is. A bare "so", "but" or "then" carries on only
+#: before a question ("so does it ...", "but how ..."): "So I'm trying to set up X" opens a new
+#: question as often as not.
 _CONTINUES = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|cool|nice|great|thanks|thx|ty|got\s+it|sure|right|ah|oh|hmm+)\b[\s,.!-]*)*"
     r"(?:and|also|what\s+about|how\s+about|(?:so|but|then)(?=\s+(?:how|what|why|where|when|which|who|"
