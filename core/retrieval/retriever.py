@@ -88,7 +88,8 @@ def names_quoted(question: str, texts: Iterable[str]) -> bool:
         return False
     # Whole words only: 'git add' is not in "digit additions".
     patterns = [re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)") for phrase in phrases]
-    return any(p.search(" ".join(text.lower().split())) for text in texts for p in patterns)
+    flat = (" ".join(text.lower().split()) for text in texts)  # each text normalised once
+    return any(p.search(text) for text in flat for p in patterns)
 
 
 def chunk_text(payload: Mapping[str, Any]) -> str:
