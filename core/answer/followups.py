@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, TurnRole
@@ -132,6 +133,57 @@ FOLLOW_UP_DEPTH = 3
 #: A follow-up with fewer search terms of its own ("tell me more", "and how do I test it?")
 #: can only be about the thread's subject; a change of topic names its new subject.
 FOLLOW_UP_MIN_TERMS = 2
+#: A follow-up may ask about the passages found in words they do not use ("if I shrink it, does
+#: the sim get better or just crawl?" after a question on the physics step size): its best dense
+#: similarity with one of them at least this keeps it on the subject. Set above every off-topic
+#: message asked in a thread of gazebo-docs and robotics-textbook-2 (at most 0.21); checked on
+#: the six other sets (BENCHMARKS.md).
+FOLLOW_UP_MEANING = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """How much of a follow-up the passages found with the thread's subject bear out."""
+
+    #: The IDF-weighted share of its own search terms they hold (``own_support``).
+    share: float
+    #: Its best dense similarity with one of them; None when not needed or not measured.
+    meaning: float | None = None
+
+    @property
+    def on_topic(self) -> bool:
+        """Whether the follow-up still asks about what was found."""
+        return self.share >= FOLLOW_UP_SUPPORT or (self.meaning or 0.0) >= FOLLOW_UP_MEANING
+
+    def summary(self) -> str:
+        """The activity log's account of the decision."""
+        meaning = (f", dense similarity {self.meaning:.3f} (needs {FOLLOW_UP_MEANING:g})"
+                   if self.meaning is not None else "")
+        # Three decimals: 0.149 is below 0.15, and the log must not say otherwise.
+        return (f"{self.share:.3f} of its own terms in the passages found (needs {FOLLOW_UP_SUPPORT:g})"
+                f"{meaning}")
+
+
+def follow_up_support(
+    own: str, passages: Sequence[tuple[frozenset[int], str]], *, own_terms: frozenset[int],
+    idf: Callable[[int], float], similarity: Callable[[str, str], float] | None,
+) -> Support:
+    """Whether the passages found for a follow-up with the thread's subject answer the follow-up.
+
+    Args:
+        own: the follow-up's own search text (without the borrowed subject).
+        passages: each passage's search-term ids (title, section and text) and its text.
+        own_terms: the search-term ids of ``own``.
+        idf: a term's weight in the collection.
+        similarity: dense similarity of two texts; without it only the words count.
+
+    Returns:
+        The Support; its meaning is measured only when the words fall short.
+    """
+    share = own_support(own_terms, [terms for terms, _ in passages], idf)
+    if share >= FOLLOW_UP_SUPPORT or similarity is None or not passages:
+        return Support(share=share)
+    return Support(share=share, meaning=max(similarity(own, text) for _, text in passages))
 
 
 def own_support(own: frozenset[int], found: Sequence[frozenset[int]], idf: Callable[[int], float]) -> float:

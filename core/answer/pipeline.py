@@ -31,8 +31,7 @@ from core.answer.deadline import before_deadline, question_deadline
 from core.answer.followups import (
     FOLLOW_UP_DEPTH,
     FOLLOW_UP_MIN_TERMS,
-    FOLLOW_UP_SUPPORT,
-    own_support,
+    follow_up_support,
     search_query_for,
     without_aimed,
 )
@@ -463,19 +462,18 @@ class RagPipeline:
         return alone if used else None
 
     async def _still_on_topic(self, own: str, found: Found, lexicon: Lexicon, query: UserQuery) -> bool:
-        """Whether the passages found with the thread's subject hold enough of the follow-up's own words."""
+        """Whether the passages found with the thread's subject still answer the follow-up's own words."""
         own_terms = self.terms(own)
         if lexicon.empty or len(own_terms) < FOLLOW_UP_MIN_TERMS:
             return True  # "tell me more", "and how do I test it?": only the thread says what about
-        chunks = found.context.chunks[:FOLLOW_UP_DEPTH]
-        held = [self.terms(chunk_text({"title": c.title, "section": c.section, "content": c.content}))
-                for c in chunks]
-        support = own_support(own_terms, held, lexicon.term_idf(self.terms))
-        if support >= FOLLOW_UP_SUPPORT:
+        passages = [(self.terms(chunk_text({"title": c.title, "section": c.section, "content": c.content})),
+                     c.content) for c in found.context.chunks[:FOLLOW_UP_DEPTH]]
+        support = follow_up_support(own, passages, own_terms=own_terms, idf=lexicon.term_idf(self.terms),
+                                    similarity=self.similarity)
+        if support.on_topic:
             return True
         await self._log(EventType.RESULTS_FILTERED, query, response_summary=(
-            f"follow-up off the thread's subject: {support:.2f} of its own terms in the passages found "
-            f"(needs {FOLLOW_UP_SUPPORT:g}); not answered from the old subject"))
+            f"follow-up off the thread's subject: {support.summary()}; not answered from the old subject"))
         return False
 
     def _min_probability(self, *, quoting: bool = False) -> float:

@@ -86,6 +86,17 @@ async def test_a_change_of_topic_in_a_thread_is_not_answered_from_the_old_subjec
     assert any(s.startswith("the message searched alone") for s in said)  # and judged on its own
 
 
+async def test_a_follow_up_meaning_what_was_found_is_answered_from_the_thread(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its words are not the pages' ("at once" for "concurrent"); when the dense model says the
+    # follow-up means what the Discord passages found say, they answer it.
+    monkeypatch.setattr(runtime.pipeline, "similarity", lambda a, b: 0.9)
+    response = await after_a_discord_question(runtime, "what if two people ask at once?")
+    assert response.status is ResponseStatus.ANSWERED
+    assert any("discord" in s.url for s in response.sources[:5])
+
+
 async def test_instructions_to_the_assistant_in_a_thread_do_not_borrow_its_subject(runtime: Runtime) -> None:
     # Borrowing the thread's subject would answer them from the Discord pages. Searched on
     # their own words they are declined like any off-topic message, and the log says why.

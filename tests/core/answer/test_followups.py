@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer.followups import own_support, search_query_for, without_aimed
+from core.answer.followups import (
+    FOLLOW_UP_MEANING,
+    Support,
+    follow_up_support,
+    own_support,
+    search_query_for,
+    without_aimed,
+)
 from core.models import ConversationTurn, TurnRole
 
 
@@ -111,3 +118,26 @@ def test_own_support_weighs_a_follow_up_s_own_terms_by_rarity() -> None:
     assert own_support(frozenset({2}), [frozenset({1})], idf) == 0.0
     assert own_support(frozenset(), [frozenset({1})], idf) == 1.0
     assert own_support(frozenset({9}), [], idf) == 1.0  # nothing weighted: no opinion
+
+
+def test_a_follow_up_in_other_words_stays_on_the_subject_when_its_meaning_does() -> None:
+    def idf(term: int) -> float:
+        return 1.0
+
+    found = [(frozenset({1, 2}), "Set max_step_size in the physics block of the world file.")]
+    seen: list[tuple[str, str]] = []
+
+    def similarity(a: str, b: str) -> float:
+        seen.append((a, b))
+        return FOLLOW_UP_MEANING
+
+    by_words = follow_up_support("the physics step", found, own_terms=frozenset({1, 3}), idf=idf,
+                                 similarity=similarity)
+    assert by_words == Support(share=0.5) and by_words.on_topic and not seen  # words enough: no model call
+    other = follow_up_support("if i shrink it does the sim crawl", found, own_terms=frozenset({7, 8}),
+                              idf=idf, similarity=similarity)
+    assert other == Support(share=0.0, meaning=FOLLOW_UP_MEANING) and other.on_topic
+    assert seen == [("if i shrink it does the sim crawl", found[0][1])]
+    assert not Support(share=0.0, meaning=FOLLOW_UP_MEANING - 0.01).on_topic
+    assert not follow_up_support("x y", found, own_terms=frozenset({7}), idf=idf, similarity=None).on_topic
+    assert "meaning" not in by_words.summary() and "0.25" in other.summary()
