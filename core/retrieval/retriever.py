@@ -81,15 +81,34 @@ class Ranked:
 NAMED_DEPTH = 3
 
 
-def names_quoted(question: str, texts: Iterable[str]) -> bool:
-    """Whether one of ``texts`` holds, word for word, a phrase ``question`` quotes (two words or more)."""
+def holding_quoted(question: str, texts: Iterable[str]) -> list[bool]:
+    """For each of ``texts``, whether it holds word for word a phrase ``question`` quotes (2+ words)."""
+    texts = list(texts)
     phrases = quoted_phrases(question)
     if not phrases:
-        return False
+        return [False] * len(texts)
     # Whole words only: 'git add' is not in "digit additions".
     patterns = [re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)") for phrase in phrases]
     flat = (" ".join(text.lower().split()) for text in texts)  # each text normalised once
-    return any(p.search(text) for text in flat for p in patterns)
+    return [any(p.search(text) for p in patterns) for text in flat]
+
+
+def names_quoted(question: str, texts: Iterable[str]) -> bool:
+    """Whether one of ``texts`` holds, word for word, a phrase ``question`` quotes (two words or more)."""
+    return any(holding_quoted(question, texts))
+
+
+def quoted_floor(question: str, head: Sequence[Fused], relevances: Mapping[str, float],
+                 threshold: float) -> dict[str, float]:
+    """``relevances`` with every chunk holding a phrase ``question`` quotes raised to ``threshold``.
+
+    A chunk holding the very phrase a question quotes ("prof keeps saying 'morphological
+    computation'") discusses it, however many chat words around the phrase lower its share
+    of the question's terms; without the floor, a chunk holding the chat words is quoted instead.
+    """
+    held = holding_quoted(question, (chunk_text(f.payload) for f in head))
+    return {**relevances, **{f.chunk_id: max(relevances[f.chunk_id], threshold)
+                             for f, holds in zip(head, held, strict=True) if holds}}
 
 
 def chunk_text(payload: Mapping[str, Any]) -> str:
@@ -290,8 +309,9 @@ class HybridRetriever:
         if idf is not None:
             head = title_boost(head, query_terms, {f.chunk_id: self.terms(
                 f"{f.payload.get('title', '')} {f.payload.get('section', '')}") for f in head}, idf)
-        head = without_changelog(head, text, rels, threshold=threshold)
-        picked = select(head, rels, top_k=top_k, threshold=threshold)
+        kept = quoted_floor(text, head, rels, threshold)  # answerability reads the plain relevance
+        head = without_changelog(head, text, kept, threshold=threshold)
+        picked = select(head, kept, top_k=top_k, threshold=threshold)
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
         near = [c for f in fused_head[:10] if (c := cosines.get(f.chunk_id)) is not None]
         # Candidates sharing no term with the question say nothing about it (a tiny collection

@@ -10,7 +10,15 @@ from core.fakes import FakeEmbedder, InMemoryVectorStore, _term_id
 from core.models import ChunkState, DocumentChunk, RetrievedChunk
 from core.protocols import Hit, HybridHits
 from core.retrieval.ranking import Fused
-from core.retrieval.retriever import HybridRetriever, Ranked, bad_chunk_reason, by_score, chunk_from_payload
+from core.retrieval.retriever import (
+    HybridRetriever,
+    Ranked,
+    bad_chunk_reason,
+    by_score,
+    chunk_from_payload,
+    holding_quoted,
+    quoted_floor,
+)
 
 WORD = re.compile(r"[a-z0-9]+")
 DOCS = {
@@ -125,3 +133,16 @@ async def test_answerability_signals_read_the_same_matching_candidates() -> None
     for relevance, held in zip(ranked.top_relevances, ranked.top_held, strict=True):
         assert 0 < held <= len(query) and relevance <= held / len(query) + 1e-9
     assert ranked.top_held[0] == len(query & terms(" ".join(DOCS["slack.md"])))
+
+
+def test_a_chunk_holding_the_quoted_phrase_reaches_the_threshold() -> None:
+    # Chat words around "'morphological computation'" keep its share of the question's terms
+    # low; the chunk that holds the very phrase must still be quoted, not one holding "lol".
+    question = "prof kept saying 'morphological computation' lol, what does it mean in plain english?"
+    defining = Fused("def", 0.9, 0.3, 1.0, {"content": "Morphological  computation: the body does the work."})
+    chatty = Fused("chat", 0.8, 0.3, 1.0, {"content": "What does it mean in plain English? Say it again."})
+    relevances = {"def": 0.12, "chat": 0.2}
+    assert holding_quoted(question, ["Morphological computation.", "morphological"]) == [True, False]
+    assert quoted_floor(question, [defining, chatty], relevances, 0.15) == {"def": 0.15, "chat": 0.2}
+    assert quoted_floor("what does it mean?", [defining, chatty], relevances, 0.15) == relevances
+    assert relevances == {"def": 0.12, "chat": 0.2}  # the answerability's relevances are left as they were
