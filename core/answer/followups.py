@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.ingest.injection import instruction_reason
-from core.models import ConversationTurn, TurnRole
+from core.models import ConversationTurn, RetrievedChunk, TurnRole
+from core.retrieval.retriever import chunk_text
 from core.retrieval.terms import STOPWORDS, tokens
 
 #: A question this short, or one leaning on a pronoun, rarely names its subject.
@@ -165,25 +166,27 @@ class Support:
 
 
 def follow_up_support(
-    own: str, passages: Sequence[tuple[frozenset[int], str]], *, own_terms: frozenset[int],
+    own: str, passages: Sequence[RetrievedChunk], *, terms: Callable[[str], frozenset[int]],
     idf: Callable[[int], float], similarity: Callable[[str, str], float] | None,
 ) -> Support:
     """Whether the passages found for a follow-up with the thread's subject answer the follow-up.
 
     Args:
         own: the follow-up's own search text (without the borrowed subject).
-        passages: each passage's search-term ids (title, section and text) and its text.
-        own_terms: the search-term ids of ``own``.
+        passages: the passages found, best first.
+        terms: a text's search-term ids (a passage's title and section count with its text).
         idf: a term's weight in the collection.
         similarity: dense similarity of two texts; without it only the words count.
 
     Returns:
         The Support; its meaning is measured only when the words fall short.
     """
-    share = own_support(own_terms, [terms for terms, _ in passages], idf)
+    held = [terms(chunk_text({"title": c.title, "section": c.section, "content": c.content}))
+            for c in passages]
+    share = own_support(terms(own), held, idf)
     if share >= FOLLOW_UP_SUPPORT or similarity is None or not passages:
         return Support(share=share)
-    return Support(share=share, meaning=max(similarity(own, text) for _, text in passages))
+    return Support(share=share, meaning=max(similarity(own, c.content) for c in passages))
 
 
 def own_support(own: frozenset[int], found: Sequence[frozenset[int]], idf: Callable[[int], float]) -> float:

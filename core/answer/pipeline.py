@@ -82,7 +82,8 @@ from core.protocols import (
 from core.retrieval.answerability import judge
 from core.retrieval.lexicon import Lexicon, no_lexicon
 from core.retrieval.query import understand
-from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score, chunk_text
+from core.retrieval.ranking import NEAR_BEST
+from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -184,10 +185,11 @@ class RagPipeline:
     # ------------------------------------------------------------------ retrieval
     def scope(self, *, top_k: int | None = None, threshold: float | None = None,
               collection: str | None = None) -> Scope:
-        """Where and how deep to search: the given values, else the settings'."""
+        """Where and how deep to search: the given values, else the settings' (a soft floor)."""
         return Scope(top_k=top_k or self.settings.top_k,
                      threshold=self.settings.relevance_threshold if threshold is None else threshold,
-                     collection=collection or self.retriever.collection)
+                     collection=collection or self.retriever.collection,
+                     near_best=NEAR_BEST if threshold is None else 0.0)
 
     def checked_scope(self, *, top_k: int | None = None, threshold: float | None = None,
                       collection: str | None = None) -> Scope:
@@ -262,7 +264,8 @@ class RagPipeline:
                    response_summary=(f"{hits.total_candidates} candidates from {scope.collection!r} "
                                      f"(threshold {scope.threshold:g})"))
         idf = lexicon.term_idf(self.terms) if lexicon is not None and not lexicon.empty else None
-        ranked_hits = self.retriever.rank(text, hits, top_k=scope.top_k, threshold=scope.threshold, idf=idf)
+        ranked_hits = self.retriever.rank(text, hits, top_k=scope.top_k, threshold=scope.threshold, idf=idf,
+                                          near_best=scope.near_best)
         start = time.perf_counter()
         response = self.retriever.respond(request, hits, ranked_hits)
         filtering = time.perf_counter() - start
@@ -463,13 +466,10 @@ class RagPipeline:
 
     async def _still_on_topic(self, own: str, found: Found, lexicon: Lexicon, query: UserQuery) -> bool:
         """Whether the passages found with the thread's subject still answer the follow-up's own words."""
-        own_terms = self.terms(own)
-        if lexicon.empty or len(own_terms) < FOLLOW_UP_MIN_TERMS:
+        if lexicon.empty or len(self.terms(own)) < FOLLOW_UP_MIN_TERMS:
             return True  # "tell me more", "and how do I test it?": only the thread says what about
-        passages = [(self.terms(chunk_text({"title": c.title, "section": c.section, "content": c.content})),
-                     c.content) for c in found.context.chunks[:FOLLOW_UP_DEPTH]]
-        support = follow_up_support(own, passages, own_terms=own_terms, idf=lexicon.term_idf(self.terms),
-                                    similarity=self.similarity)
+        support = follow_up_support(own, found.context.chunks[:FOLLOW_UP_DEPTH], terms=self.terms,
+                                    idf=lexicon.term_idf(self.terms), similarity=self.similarity)
         if support.on_topic:
             return True
         await self._log(EventType.RESULTS_FILTERED, query, response_summary=(

@@ -29,6 +29,9 @@ class Scope:
     top_k: int
     threshold: float
     collection: str
+    #: Chunks within this share of the best candidate's relevance are used even under the
+    #: configured threshold (``core.retrieval.ranking.chunk_floor``); 0 when the asker set one.
+    near_best: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

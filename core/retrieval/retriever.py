@@ -35,6 +35,7 @@ from core.retrieval.ranking import (
     Fused,
     Normalisation,
     algorithm_name,
+    chunk_floor,
     coverage,
     fuse,
     relevance,
@@ -75,6 +76,8 @@ class Ranked:
     best_cosine: float = 0.0
     top_pages: int = 0
     named: bool = False
+    #: The relevance a chunk needed (``chunk_floor``); None: the request's threshold.
+    floor: float | None = None
 
 
 #: How many of the fused candidates are read for a phrase the question quotes.
@@ -263,7 +266,7 @@ class HybridRetriever:
                 dropped.append(f"{fused.chunk_id}: {bad_chunk_reason(exc)}")
                 continue
             chunks.append(chunk.advance(ChunkState.VALIDATED))
-        threshold = request.threshold if request.threshold is not None else 0.0
+        threshold = ranked.floor if ranked.floor is not None else request.threshold or 0.0
         return RetrievalResponse(
             retrieved_chunks=by_score(chunks),
             execution_time=ranked.seconds + time.perf_counter() - start,
@@ -274,7 +277,7 @@ class HybridRetriever:
         )
 
     def rank(self, text: str, hits: HybridHits, *, top_k: int, threshold: float,
-             idf: Callable[[int], float] | None = None) -> Ranked:
+             idf: Callable[[int], float] | None = None, near_best: float = 0.0) -> Ranked:
         """Fuse, score relevance and keep the ``top_k`` best chunks reaching ``threshold``.
 
         Args:
@@ -284,6 +287,8 @@ class HybridRetriever:
             threshold: minimum relevance; 0 keeps the ``top_k`` best whatever their relevance.
             idf: term weights of the collection; with them, a chunk whose title or section names
                 the question's distinctive terms moves up (``title_boost``).
+            near_best: when the best candidate is under ``threshold``, chunks within this share
+                of its relevance are kept too (``chunk_floor``); 0 makes ``threshold`` a hard floor.
 
         Returns:
             The kept (candidate, relevance) pairs in fused order.
@@ -309,9 +314,10 @@ class HybridRetriever:
         if idf is not None:
             head = title_boost(head, query_terms, {f.chunk_id: self.terms(
                 f"{f.payload.get('title', '')} {f.payload.get('section', '')}") for f in head}, idf)
-        kept = quoted_floor(text, head, rels, threshold)  # answerability reads the plain relevance
-        head = without_changelog(head, text, kept, threshold=threshold)
-        picked = select(head, kept, top_k=top_k, threshold=threshold)
+        floor = chunk_floor(threshold, (rels[f.chunk_id] for f in head), near_best)
+        kept = quoted_floor(text, head, rels, floor)  # answerability reads the plain relevance
+        head = without_changelog(head, text, kept, threshold=floor)
+        picked = select(head, kept, top_k=top_k, threshold=floor)
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
         near = [c for f in fused_head[:10] if (c := cosines.get(f.chunk_id)) is not None]
         # Candidates sharing no term with the question say nothing about it (a tiny collection
@@ -322,4 +328,5 @@ class HybridRetriever:
                       top_held=tuple(len(query_terms & chunk_terms[f.chunk_id]) for f in matching[:3]),
                       best_cosine=max(near, default=0.0),
                       top_pages=len({f.payload.get("source_document") for f in matching[:5]}),
-                      named=names_quoted(text, (chunk_text(f.payload) for f in fused[:NAMED_DEPTH])))
+                      named=names_quoted(text, (chunk_text(f.payload) for f in fused[:NAMED_DEPTH])),
+                      floor=floor)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from core.answer.followups import (
@@ -12,7 +14,7 @@ from core.answer.followups import (
     search_query_for,
     without_aimed,
 )
-from core.models import ConversationTurn, TurnRole
+from core.models import ConversationTurn, RetrievedChunk, TurnRole
 
 
 def turn(role: TurnRole, text: str) -> ConversationTurn:
@@ -121,23 +123,30 @@ def test_own_support_weighs_a_follow_up_s_own_terms_by_rarity() -> None:
 
 
 def test_a_follow_up_in_other_words_stays_on_the_subject_when_its_meaning_does() -> None:
-    def idf(term: int) -> float:
-        return 1.0
+    text = "Set max_step_size in the physics block of the world file."
+    found = [RetrievedChunk.model_validate({
+        "chunk_id": "c1", "content": text, "url": "https://docs.example/world", "title": "World",
+        "section": "World > Physics", "chunk_index": 0, "source_document": "world.md", "score": 0.5})]
+    words = {"physics": 1, "step": 2, "world": 3, "shrink": 7, "crawl": 8}
 
-    found = [(frozenset({1, 2}), "Set max_step_size in the physics block of the world file.")]
+    def terms(t: str) -> frozenset[int]:
+        return frozenset(i for w, i in words.items() if w in t.lower())
+
     seen: list[tuple[str, str]] = []
 
     def similarity(a: str, b: str) -> float:
         seen.append((a, b))
         return FOLLOW_UP_MEANING
 
-    by_words = follow_up_support("the physics step", found, own_terms=frozenset({1, 3}), idf=idf,
-                                 similarity=similarity)
+    def follow(own: str, sim: Callable[[str, str], float] | None = similarity) -> Support:
+        return follow_up_support(own, found, terms=terms, idf=lambda term: 1.0, similarity=sim)
+
+    by_words = follow("the physics and shrink")
     assert by_words == Support(share=0.5) and by_words.on_topic and not seen  # words enough: no model call
-    other = follow_up_support("if i shrink it does the sim crawl", found, own_terms=frozenset({7, 8}),
-                              idf=idf, similarity=similarity)
+    other = follow("if i shrink it does the sim crawl")
     assert other == Support(share=0.0, meaning=FOLLOW_UP_MEANING) and other.on_topic
-    assert seen == [("if i shrink it does the sim crawl", found[0][1])]
+    assert seen == [("if i shrink it does the sim crawl", text)]
     assert not Support(share=0.0, meaning=FOLLOW_UP_MEANING - 0.01).on_topic
-    assert not follow_up_support("x y", found, own_terms=frozenset({7}), idf=idf, similarity=None).on_topic
-    assert "meaning" not in by_words.summary() and "0.25" in other.summary()
+    assert not follow("if i shrink it does the sim crawl", None).on_topic  # only the words count
+    assert "similarity" not in by_words.summary() and "0.25" in other.summary()
+    assert Support(share=0.149).summary().startswith("0.149 of its own terms")  # not "0.15 (needs 0.15)"

@@ -13,6 +13,7 @@ from core.errors import ProviderResponseError, QueryValidationError
 from core.fakes import FakeEmbedder, InMemoryStorage, InMemoryVectorStore, ScriptedGenerator, _term_id
 from core.models import DocumentChunk, EventType, QueryStatus, ResponseStatus
 from core.protocols import Generator
+from core.retrieval.ranking import NEAR_BEST
 from core.settings import Settings
 
 DOCS = {
@@ -236,3 +237,13 @@ async def test_a_failing_second_search_leaves_the_first_outcome() -> None:
     assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
     assert calls == [1, 2]
     assert any("its question sentences alone failed" in (e.error_details or "") for e in storage.entries)
+
+
+async def test_the_configured_threshold_is_a_soft_floor_an_askers_own_a_hard_one() -> None:
+    # The configured floor comes down near the best candidate when none reaches it (long chat
+    # messages); a threshold the asker sets (a batch line, --min-score) keeps every chunk above it.
+    pipeline, _, _ = await build(relevance_threshold=0.15)
+    assert pipeline.scope().near_best == NEAR_BEST and pipeline.scope().threshold == 0.15
+    assert pipeline.scope(threshold=0.15).near_best == 0.0
+    response = await pipeline.answer("how do I install ragbot?", threshold=0.9)
+    assert all(c.score >= 0.9 for c in response.retrieved_chunks)

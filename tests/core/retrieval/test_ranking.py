@@ -11,9 +11,11 @@ from core.protocols import Hit, HybridHits
 from core.retrieval.ranking import (
     COS_CEIL,
     COS_FLOOR,
+    NEAR_BEST,
     Fused,
     algorithm_name,
     best_threshold,
+    chunk_floor,
     coverage,
     fuse,
     normalise,
@@ -156,6 +158,19 @@ def test_select_threshold_is_inclusive_and_missing_relevance_is_zero() -> None:
     kept = select(fused("a", "b"), {"a": 0.3}, top_k=5, threshold=0.3)
     assert [f.chunk_id for f, _ in kept] == ["a"]
     assert [f.chunk_id for f, _ in select(fused("a", "b"), {}, top_k=5, threshold=0.0)] == ["a", "b"]
+
+
+def test_the_floor_comes_down_near_the_best_candidate_when_none_reaches_it() -> None:
+    # A long chat message: the best fused candidate holds 0.14 of its terms, a worse one 0.17.
+    rels = {"best": 0.14, "worse": 0.17, "noise": 0.05}
+    floor = chunk_floor(0.15, rels.values(), NEAR_BEST)
+    assert floor == pytest.approx(NEAR_BEST * 0.17)
+    kept = select(fused("best", "worse", "noise"), rels, top_k=5, threshold=floor)
+    assert [f.chunk_id for f, _ in kept] == ["best", "worse"]
+    assert chunk_floor(0.15, [0.6, 0.1], NEAR_BEST) == 0.15  # a good candidate: the floor stands
+    assert chunk_floor(0.15, [0.14], 0.0) == 0.15  # an asker's own threshold is a hard floor
+    assert chunk_floor(0.15, [0.0, 0.0], NEAR_BEST) == 0.15  # sharing nothing is never near
+    assert chunk_floor(0.15, [], NEAR_BEST) == 0.15
 
 
 def test_best_threshold_separates_and_prefers_the_widest_margin() -> None:
