@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--limit", "--top-k", dest="top_k", type=int, help="results at most (1-20; RAGBOT_TOP_K)")
     p.add_argument("--min-score", "--threshold", dest="threshold", type=float,
                    help="minimum relevance in [0, 1], a hard floor (default RAGBOT_RELEVANCE_THRESHOLD, "
-                        "which comes down near the best candidate when none reaches it)")
+                        "which comes down near a best candidate that only just reaches it)")
     p.add_argument("--collection", help="collection to search (RAGBOT_COLLECTION)")
     p.add_argument("--json", action="store_true", help="print the SearchResults as JSON")
     p.set_defaults(func=cmd_search)

@@ -274,7 +274,7 @@ class RagPipeline:
             log.error("dropped a bad stored chunk %s", bad)
             await step(EventType.ERROR, query, error_details=f"dropped a bad stored chunk {bad}")
         await step(EventType.RESULTS_FILTERED, query, execution_time=filtering,
-                   response_summary=filtered_summary(response))
+                   response_summary=filtered_summary(response, threshold=scope.threshold))
         return await self._prepare(text, query=query, scope=scope, emb=emb, ranked_hits=ranked_hits,
                                    response=response, lexicon=lexicon, step=step)
 
@@ -302,7 +302,7 @@ class RagPipeline:
         start = time.perf_counter()
         context = RetrievedContext.prepare(
             chunks, query_embedding=emb.embedding_vector, collection_name=scope.collection,
-            ranking_algorithm=algorithm, search_threshold=scope.threshold,
+            ranking_algorithm=algorithm, search_threshold=response.retrieval_stats.search_threshold,
             total_candidates=response.retrieval_stats.total_candidates)
         await step(EventType.CONTEXT_PREPARED, query, execution_time=time.perf_counter() - start,
                    response_summary=(f"{len(context.chunks)} chunk(s) returned from "

@@ -55,11 +55,17 @@ async def unlogged(event: EventType, query: UserQuery | None, **fields: Any) -> 
     """The StepLog of ``RagPipeline.search``: an admin's look-up is not a question."""
 
 
-def filtered_summary(response: RetrievalResponse) -> str:
-    """The ``results_filtered`` log line: how many candidates were kept and why."""
+def filtered_summary(response: RetrievalResponse, *, threshold: float) -> str:
+    """The ``results_filtered`` log line: how many candidates were kept and why.
+
+    ``threshold`` is the floor the search was given; the one applied (the response's) is
+    lower when the best candidate only just reached it (``core.retrieval.ranking.chunk_floor``).
+    """
     stats = response.retrieval_stats
     text = (f"{len(response.retrieved_chunks)} of {stats.total_candidates} candidates kept: "
-            f"{response.total_matches} reached relevance {stats.search_threshold:g}")
+            f"{response.total_matches} reached relevance {stats.search_threshold:.3g}")
+    if stats.search_threshold < threshold:
+        text += f" (the threshold {threshold:g}, lowered near the best candidate)"
     if response.dropped_chunks:
         text += f"; {len(response.dropped_chunks)} bad stored chunk(s) dropped"
     return text

@@ -268,25 +268,29 @@ def without_changelog(
     return rest
 
 
-#: When even the best candidate's relevance is under the threshold (a long chat message lowers
-#: every chunk's share of its terms), chunks within this share of the best are kept too: the
+#: A long chat message lowers every chunk's share of its terms; when the best candidate only
+#: just reaches the threshold, chunks within this share of its relevance are kept too: the
 #: first fused candidate at 0.14 must not give way to worse ones that reach 0.15 by holding
-#: the chat words. Chosen on the development sets (0.6-0.8 gained the same follow-up on
-#: robotics-textbook-2, 0.9 nothing); 0.8, the narrowest, lost nothing on the six other sets.
-NEAR_BEST = 0.8
+#: the chat words. Only then: when no candidate reaches the threshold, none is kept (the floor
+#: also keeps long off-topic messages unanswered: 30 of 40 declined instead of 32 when it came
+#: down there too). 0.9 changed nothing and the development sets did not move for 0.6-0.9; 0.7
+#: was chosen on fastapi-docs and uv-docs (0.6 lost a fact there, 0.8 gained less) and checked
+#: on the three chat sets (no loss; BENCHMARKS.md).
+NEAR_BEST = 0.7
 
 
 def chunk_floor(threshold: float, relevances: Iterable[float], near_best: float) -> float:
-    """The relevance a chunk needs: ``threshold``, or ``near_best`` x the best relevance if lower.
+    """The relevance a chunk needs: ``threshold``, or ``near_best`` x the best if that is lower.
 
     Args:
         threshold: the configured floor.
         relevances: the candidates' relevances.
-        near_best: share of the best relevance that is enough; 0 keeps ``threshold`` as it is.
+        near_best: share of the best relevance that is enough when the best reaches
+            ``threshold`` (so the floor never falls below ``near_best`` x ``threshold``);
+            0 keeps ``threshold`` as it is.
     """
     best = max(relevances, default=0.0)
-    # A chunk sharing nothing with the question (relevance 0) is never near anything.
-    return min(threshold, near_best * best) if near_best and best > 0 else threshold
+    return min(threshold, near_best * best) if near_best and best >= threshold else threshold
 
 
 def select(

@@ -108,6 +108,7 @@ def quoted_floor(question: str, head: Sequence[Fused], relevances: Mapping[str, 
     A chunk holding the very phrase a question quotes ("prof keeps saying 'morphological
     computation'") discusses it, however many chat words around the phrase lower its share
     of the question's terms; without the floor, a chunk holding the chat words is quoted instead.
+    The raised value only decides what is kept: the chunk's score stays its own relevance.
     """
     held = holding_quoted(question, (chunk_text(f.payload) for f in head))
     return {**relevances, **{f.chunk_id: max(relevances[f.chunk_id], threshold)
@@ -287,8 +288,10 @@ class HybridRetriever:
             threshold: minimum relevance; 0 keeps the ``top_k`` best whatever their relevance.
             idf: term weights of the collection; with them, a chunk whose title or section names
                 the question's distinctive terms moves up (``title_boost``).
-            near_best: when the best candidate is under ``threshold``, chunks within this share
-                of its relevance are kept too (``chunk_floor``); 0 makes ``threshold`` a hard floor.
+            near_best: when the best candidate only just reaches ``threshold``, chunks within
+                this share of its relevance are kept too (``chunk_floor``), and so are chunks
+                holding a phrase the question quotes (``quoted_floor``); 0 makes ``threshold``
+                a hard floor.
 
         Returns:
             The kept (candidate, relevance) pairs in fused order.
@@ -315,9 +318,11 @@ class HybridRetriever:
             head = title_boost(head, query_terms, {f.chunk_id: self.terms(
                 f"{f.payload.get('title', '')} {f.payload.get('section', '')}") for f in head}, idf)
         floor = chunk_floor(threshold, (rels[f.chunk_id] for f in head), near_best)
-        kept = quoted_floor(text, head, rels, floor)  # answerability reads the plain relevance
+        # Only a configured floor gives way to a quoted phrase; an asker's own is a hard one.
+        kept = quoted_floor(text, head, rels, floor) if near_best else rels
         head = without_changelog(head, text, kept, threshold=floor)
-        picked = select(head, kept, top_k=top_k, threshold=floor)
+        # Each chunk keeps its own relevance as its score, whatever let it through.
+        picked = [(f, rels[f.chunk_id]) for f, _ in select(head, kept, top_k=top_k, threshold=floor)]
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
         near = [c for f in fused_head[:10] if (c := cosines.get(f.chunk_id)) is not None]
         # Candidates sharing no term with the question say nothing about it (a tiny collection

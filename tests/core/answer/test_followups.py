@@ -149,4 +149,6 @@ def test_a_follow_up_in_other_words_stays_on_the_subject_when_its_meaning_does()
     assert not Support(share=0.0, meaning=FOLLOW_UP_MEANING - 0.01).on_topic
     assert not follow("if i shrink it does the sim crawl", None).on_topic  # only the words count
     assert "similarity" not in by_words.summary() and "0.25" in other.summary()
-    assert Support(share=0.149).summary().startswith("0.149 of its own terms")  # not "0.15 (needs 0.15)"
+    # Rounded down: what is under the cut never reads as reaching it ("0.150 (needs 0.15)").
+    assert Support(share=0.1496).summary().startswith("0.149 of its own terms")
+    assert "similarity 0.249 " in Support(share=0.1, meaning=0.2499).summary()

@@ -9,7 +9,7 @@ import pytest
 from core.fakes import FakeEmbedder, InMemoryVectorStore, _term_id
 from core.models import ChunkState, DocumentChunk, RetrievedChunk
 from core.protocols import Hit, HybridHits
-from core.retrieval.ranking import Fused
+from core.retrieval.ranking import NEAR_BEST, Fused
 from core.retrieval.retriever import (
     HybridRetriever,
     Ranked,
@@ -146,3 +146,13 @@ def test_a_chunk_holding_the_quoted_phrase_reaches_the_threshold() -> None:
     assert quoted_floor(question, [defining, chatty], relevances, 0.15) == {"def": 0.15, "chat": 0.2}
     assert quoted_floor("what does it mean?", [defining, chatty], relevances, 0.15) == relevances
     assert relevances == {"def": 0.12, "chat": 0.2}  # the answerability's relevances are left as they were
+
+
+async def test_a_quoted_phrase_lets_its_chunk_through_a_configured_floor_only() -> None:
+    r = await retriever()
+    text = "where does the 'slack bot token' go? my team lead asks and nobody here knows why"
+    hits = await r.search(r.build_request(text, await r.embed(text), top_k=3, threshold=0.0))
+    soft = r.rank(text, hits, top_k=3, threshold=0.9, near_best=NEAR_BEST)
+    assert [f.chunk_id for f, _ in soft.picked] == ["slack.md"]
+    assert soft.picked[0][1] == soft.relevances["slack.md"] < 0.9  # scored by its own relevance
+    assert r.rank(text, hits, top_k=3, threshold=0.9).picked == []  # an asker's threshold is hard
