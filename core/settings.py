@@ -57,8 +57,8 @@ class Settings(BaseSettings):
     #: How sure the answerability check must be that the docs answer a question before the
     #: extractive answerer quotes them; with Gemini (told to say when the sources do not
     #: answer) only clearly off-topic questions are dropped (core/retrieval/answerability.py).
-    #: 0.38 answered + declined best summed over the five corpora the model was fitted on.
-    answerable_probability: float = Field(default=0.38, ge=0.0, le=1.0)
+    #: 0.34: answered + declined best summed over the five corpora the model was fitted on.
+    answerable_probability: float = Field(default=0.34, ge=0.0, le=1.0)
     answerable_probability_llm: float = Field(default=0.2, ge=0.0, le=1.0)
     #: Weight of the dense retriever in the convex fusion (the sparse one gets 1 - this).
     dense_weight: float = Field(default=0.35, ge=0.0, le=1.0)

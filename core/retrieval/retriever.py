@@ -67,10 +67,10 @@ class Ranked:
     seconds: float
     relevances: dict[str, float]
     #: What ``core.retrieval.answerability`` judges from, read off the fused order: the
-    #: relevances of the first three candidates and how many of the question's terms each
-    #: holds, the best question-chunk cosine among the first ten (local model's scale) and
-    #: how many pages the first five come from; and whether one of the first three holds, word
-    #: for word, a phrase of two or more words the question quotes.
+    #: relevances of the first three candidates (the first counts) and how many of the
+    #: question's terms each holds, the best question-chunk cosine among the first ten (local
+    #: model's scale) and how many pages the first five come from; and whether one of the
+    #: first three holds, word for word, a phrase of two or more words the question quotes.
     top_relevances: tuple[float, ...] = ()
     top_held: tuple[int, ...] = ()
     best_cosine: float = 0.0

@@ -1,4 +1,4 @@
-"""The answerability decision: top relevances and terms held, the best cosine, how scattered the pages are."""
+"""The answerability decision: top relevance, terms held, the best cosine, how scattered the pages are."""
 
 from __future__ import annotations
 
@@ -23,10 +23,14 @@ def test_results_scattered_over_many_pages_count_against() -> None:
     assert "5 page(s)" in scattered.summary() and "p=" in scattered.summary()
 
 
-def test_only_the_first_three_relevances_count_and_none_means_no() -> None:
-    three = judge(relevances=[0.5, 0.4, 0.3], cosine=0.4, pages=2, held=[3, 2, 2])
+def test_the_first_candidate_s_relevance_counts_and_none_means_no() -> None:
+    # "which python version do i need": the install page answers it (0.46), nothing else does;
+    # a weak third candidate must not sink it as a mean of three did.
+    one_section = judge(relevances=[0.46, 0.5, 0.17], cosine=0.45, pages=3, held=[2, 3, 1])
+    assert one_section.relevance == 0.46
+    assert one_section == judge(relevances=[0.46, 0.0, 0.0, 0.9], cosine=0.45, pages=3, held=[2, 3, 1, 0])
     more = judge(relevances=[0.5, 0.4, 0.3, 0.0, 0.0], cosine=0.4, pages=2, held=[3, 2, 2, 0, 9])
-    assert three == more and three.relevance == 0.4
+    assert more == judge(relevances=[0.5], cosine=0.4, pages=2, held=[3, 2, 2])  # three held counts
     assert judge(relevances=[], cosine=0.9, pages=0, held=[]).probability == 0.0
 
 
@@ -59,5 +63,5 @@ def test_a_quoted_phrase_the_docs_hold_word_for_word_is_answered() -> None:
     assert not names_quoted("what is 'git add' for", ["use digit additions"])  # whole words only
     chatty = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1])
     named = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1], named=True)
-    assert chatty.probability < 0.38 <= NAMED_PROBABILITY == named.probability
+    assert chatty.probability < 0.34 <= NAMED_PROBABILITY == named.probability
     assert "quoted phrase" in named.summary() and "quoted" not in chatty.summary()
