@@ -9,11 +9,11 @@ own words, which ``own_support`` measures, and the pipeline searches the message
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from core.answer.steps import rounded_down
 from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, RetrievedChunk, TurnRole
 from core.retrieval.retriever import chunk_text
@@ -159,15 +159,10 @@ class Support:
 
     def summary(self) -> str:
         """The activity log's account of the decision."""
-        meaning = (f", dense similarity {_down(self.meaning)} (needs {FOLLOW_UP_MEANING:g})"
+        meaning = (f", dense similarity {rounded_down(self.meaning)} (needs {FOLLOW_UP_MEANING:g})"
                    if self.meaning is not None else "")
-        return (f"{_down(self.share)} of its own terms in the passages found (needs {FOLLOW_UP_SUPPORT:g})"
-                f"{meaning}")
-
-
-def _down(value: float) -> str:
-    # Rounded down: 0.1496 is below 0.15, and the log must not print "0.150 (needs 0.15)".
-    return f"{math.floor(value * 1000) / 1000:.3f}"
+        return (f"{rounded_down(self.share)} of its own terms in the passages found "
+                f"(needs {FOLLOW_UP_SUPPORT:g}){meaning}")
 
 
 def follow_up_support(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -63,9 +64,14 @@ def filtered_summary(response: RetrievalResponse, *, threshold: float) -> str:
     """
     stats = response.retrieval_stats
     text = (f"{len(response.retrieved_chunks)} of {stats.total_candidates} candidates kept: "
-            f"{response.total_matches} reached relevance {stats.search_threshold:.3g}")
+            f"{response.total_matches} reached relevance {rounded_down(stats.search_threshold)}")
     if stats.search_threshold < threshold:
-        text += f" (the threshold {threshold:g}, lowered near the best candidate)"
+        text += f" (the threshold {threshold:g}, lowered near the best candidate or for a quoted phrase)"
     if response.dropped_chunks:
         text += f"; {len(response.dropped_chunks)} bad stored chunk(s) dropped"
     return text
+
+
+def rounded_down(value: float) -> str:
+    """``value`` to three decimals, rounded down: what is under a cut never reads as reaching it."""
+    return f"{math.floor(value * 1000) / 1000:g}"

@@ -271,7 +271,8 @@ def without_changelog(
 #: A long chat message lowers every chunk's share of its terms; when the best candidate only
 #: just reaches the threshold, chunks within this share of its relevance are kept too: the
 #: first fused candidate at 0.14 must not give way to worse ones that reach 0.15 by holding
-#: the chat words. Only then: when no candidate reaches the threshold, none is kept (the floor
+#: the chat words. Only then: when no candidate reaches the threshold, none is kept but those
+#: holding a phrase the question quotes (``quoted_floor``; the floor
 #: also keeps long off-topic messages unanswered: 30 of 40 declined instead of 32 when it came
 #: down there too). 0.9 changed nothing and the development sets did not move for 0.6-0.9; 0.7
 #: was chosen on fastapi-docs and uv-docs (0.6 lost a fact there, 0.8 gained less) and checked
@@ -290,7 +291,10 @@ def chunk_floor(threshold: float, relevances: Iterable[float], near_best: float)
             0 keeps ``threshold`` as it is.
     """
     best = max(relevances, default=0.0)
-    return min(threshold, near_best * best) if near_best and best >= threshold else threshold
+    if not near_best or best < threshold:
+        return threshold
+    # Four places, rounded down: the floor is shown and must not drop a chunk it admits.
+    return min(threshold, math.floor(near_best * best * 10_000) / 10_000)
 
 
 def select(

@@ -76,7 +76,8 @@ class Ranked:
     best_cosine: float = 0.0
     top_pages: int = 0
     named: bool = False
-    #: The relevance a chunk needed (``chunk_floor``); None: the request's threshold.
+    #: The lowest relevance a kept chunk has or needed (``chunk_floor``, a quoted phrase's
+    #: chunk under it); None: the request's threshold.
     floor: float | None = None
 
 
@@ -323,6 +324,7 @@ class HybridRetriever:
         head = without_changelog(head, text, kept, threshold=floor)
         # Each chunk keeps its own relevance as its score, whatever let it through.
         picked = [(f, rels[f.chunk_id]) for f, _ in select(head, kept, top_k=top_k, threshold=floor)]
+        floor = min([floor, *(rel for _, rel in picked)])  # every kept chunk reaches what is reported
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
         near = [c for f in fused_head[:10] if (c := cosines.get(f.chunk_id)) is not None]
         # Candidates sharing no term with the question say nothing about it (a tiny collection

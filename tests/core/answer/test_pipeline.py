@@ -243,7 +243,7 @@ async def test_the_configured_threshold_is_a_soft_floor_an_askers_own_a_hard_one
     # The best chunk (0.625) only just reaches the configured 0.6: chunks within NEAR_BEST of it
     # (testing.md, 0.449) are used too, with their own score. A threshold the asker sets (a batch
     # line, --min-score) keeps every chunk above it.
-    pipeline, _, _ = await build(relevance_threshold=0.6)
+    pipeline, storage, _ = await build(relevance_threshold=0.6)
     assert pipeline.scope().near_best == NEAR_BEST and pipeline.scope(threshold=0.6).near_best == 0.0
     question = "how do I run the tests and install the demo of ragbot?"
     soft = await pipeline.answer(question)
@@ -251,3 +251,7 @@ async def test_the_configured_threshold_is_a_soft_floor_an_askers_own_a_hard_one
     assert [c.source_document for c in soft.retrieved_chunks] == ["install.md", "testing.md"]
     assert 0.4 < soft.retrieved_chunks[1].score < 0.6
     assert [c.source_document for c in hard.retrieved_chunks] == ["install.md"]
+    said = {e.query_id: e.response_summary or "" for e in storage.entries
+            if e.event_type is EventType.RESULTS_FILTERED}
+    assert "(the threshold 0.6, lowered" in said[soft.query_id]  # the log says why 0.449 was used
+    assert "reached relevance 0.6 " in said[hard.query_id] + " " and "lowered" not in said[hard.query_id]

@@ -171,7 +171,8 @@ def test_the_floor_comes_down_near_a_best_candidate_that_only_just_reaches_it() 
     assert chunk_floor(0.15, [0.14, 0.1], NEAR_BEST) == 0.15  # none reaches it: none is kept
     assert chunk_floor(0.15, [0.16], 0.0) == 0.15  # an asker's own threshold is a hard floor
     assert chunk_floor(0.15, [], NEAR_BEST) == 0.15
-    assert chunk_floor(0.15, [0.15], NEAR_BEST) >= NEAR_BEST * 0.15  # never far below it
+    assert chunk_floor(0.15, [0.15], NEAR_BEST) == pytest.approx(NEAR_BEST * 0.15)  # its lowest
+    assert chunk_floor(0.15, [0.2142857], NEAR_BEST) <= NEAR_BEST * 0.2142857  # rounded down
 
 
 def test_best_threshold_separates_and_prefers_the_widest_margin() -> None:
