@@ -30,8 +30,9 @@ class Scope:
     top_k: int
     threshold: float
     collection: str
-    #: Chunks within this share of the best candidate's relevance are used even under the
-    #: configured threshold (``core.retrieval.ranking.chunk_floor``); 0 when the asker set one.
+    #: When the best candidate only just reaches the configured threshold, chunks within this
+    #: share of its relevance are used too (``core.retrieval.ranking.chunk_floor``); 0 when the
+    #: asker set the threshold (a hard floor).
     near_best: float = 0.0
 
 
@@ -59,8 +60,9 @@ async def unlogged(event: EventType, query: UserQuery | None, **fields: Any) -> 
 def filtered_summary(response: RetrievalResponse, *, threshold: float) -> str:
     """The ``results_filtered`` log line: how many candidates were kept and why.
 
-    ``threshold`` is the floor the search was given; the one applied (the response's) is
-    lower when the best candidate only just reached it (``core.retrieval.ranking.chunk_floor``).
+    ``threshold`` is the floor the search was given; the one reported (the lowest relevance
+    kept) is lower when the best candidate only just reached it (``chunk_floor``) or a chunk
+    holding a phrase the question quotes was kept under it (``quoted_floor``).
     """
     stats = response.retrieval_stats
     text = (f"{len(response.retrieved_chunks)} of {stats.total_candidates} candidates kept: "
