@@ -61,6 +61,11 @@ W_SEMANTIC = 0.1
 SEMANTIC_DEPTH = 12
 
 
+#: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
+#: would outweigh the word the question is about.
+_VAGUE = frozenset(content_terms("way ways thing things stuff something anything everything"))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Unit:
     """A quotable block of one chunk, with what scoring needs."""
@@ -231,7 +236,7 @@ def choose_excerpts(
     """
     per_chunk = _units(chunks[:max_chunks])
     everything = [u for units in per_chunk for u in units]
-    q_list = content_terms(question)
+    q_list = [t for t in content_terms(question) if t not in _VAGUE] or content_terms(question)
     weights = _weights(frozenset(q_list), everything)
     q_pairs = frozenset(itertools.pairwise(q_list))
     scored = _ranked(question, everything, chunks, weights, q_pairs, cosines)

@@ -297,6 +297,17 @@ def test_of_two_equal_blocks_the_one_naming_the_setting_is_quoted() -> None:
     assert result.text.startswith("You can change the `request timeout`")
 
 
+def test_a_word_that_names_nothing_does_not_choose_the_passage() -> None:
+    # "the same way": as rare among the blocks read as "pause", "way" would tie with the asked thing.
+    ways = chunk(1, "# Interfaces\n\nThese interfaces give a unified way to control a simulation.")
+    pausing = chunk(2, "# Pausing\n\nSet the simulation state to paused with the set_state service.")
+    result = ExtractiveGenerator().answer(request("nice. can i pause it the same way?", [ways, pausing]))
+    assert result.text.startswith("Set the simulation state to paused")
+    # A question of nothing but such words still finds its passage.
+    vague = ExtractiveGenerator().answer(request("is there a way?", [ways, pausing]))
+    assert vague.text.startswith("These interfaces")
+
+
 def test_a_passage_pointing_back_is_quoted_with_what_it_points_at() -> None:
     # "This tool ..." names its tool the sentence before; quoted alone it answers nothing.
     page = chunk(1, "Migrating.\n\nYou can use `bump-models` from the same team.\n\n"
