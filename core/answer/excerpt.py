@@ -236,7 +236,8 @@ def choose_excerpts(
     """
     per_chunk = _units(chunks[:max_chunks])
     everything = [u for units in per_chunk for u in units]
-    q_list = [t for t in content_terms(question) if t not in _VAGUE] or content_terms(question)
+    asked = content_terms(question)
+    q_list = [t for t in asked if t not in _VAGUE] or asked
     weights = _weights(frozenset(q_list), everything)
     q_pairs = frozenset(itertools.pairwise(q_list))
     scored = _ranked(question, everything, chunks, weights, q_pairs, cosines)
