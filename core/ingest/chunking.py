@@ -65,14 +65,16 @@ def document_hash(
 ) -> str:
     """Fingerprint of everything that decides a document's chunks.
 
-    The raw content, the chunker version and settings, and the URL, title and
-    tags (which land in every chunk's payload, and change with ``base_url`` or
-    ``slug`` without the file changing).
+    The raw content, the chunker version and settings, the URL, title and tags
+    (which land in every chunk's payload, and change with ``base_url`` or ``slug``
+    without the file changing), and the parser when its format names one.
     """
     digest = hashlib.sha256()
     for part in (
         CHUNKER_VERSION, str(target_chars), str(max_chars), str(overlap_chars), str(title_repeat),
         doc.url, doc.title, "\x1f".join(doc.tags), doc.raw_sha256,
+        # Only when set: every other document keeps the fingerprint it was stored with.
+        *((doc.parser,) if doc.parser else ()),
     ):
         digest.update(part.encode() + b"\x00")
     return digest.hexdigest()

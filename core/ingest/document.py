@@ -37,6 +37,9 @@ class LoadedDocument:
     raw_sha256: str
     tags: list[str] = field(default_factory=list)
     front_matter: dict[str, Any] = field(default_factory=dict)
+    #: Names the parser when a format came to be read differently (``.rst`` by docutils, no
+    #: longer as plain text), so pages stored the old way are chunked again; "" for the rest.
+    parser: str = ""
 
 
 class SectionBuilder:

@@ -1,7 +1,7 @@
-"""Turn one docs file (Markdown, MDX, HTML, plain text) into a ``LoadedDocument``.
+"""Turn one docs file (Markdown, MDX, HTML, reStructuredText, plain text) into a ``LoadedDocument``.
 
 This module only dispatches on the file's suffix; each format has its own module:
-``markdown.py`` (Markdown and MDX), ``front_matter.py``, ``html.py``, ``text.py``,
+``markdown.py`` (Markdown and MDX), ``front_matter.py``, ``html.py``, ``rst.py``, ``text.py``,
 and ``urls.py`` for where a file is published. Parsing is pure: those modules take
 text and return typed values; only ``load_file`` touches the disk, and it opens only
 regular files whose resolved path is inside the ingest root (never a FIFO, a device,
@@ -37,8 +37,11 @@ __all__ = [
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 MDX_SUFFIXES = frozenset({".mdx"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
-TEXT_SUFFIXES = frozenset({".txt", ".rst"})
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES
+RST_SUFFIXES = frozenset({".rst"})
+TEXT_SUFFIXES = frozenset({".txt"})
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | TEXT_SUFFIXES
+#: Formats whose reading changed: their pages stored before are chunked again (``LoadedDocument.parser``).
+PARSER_TAGS = {".rst": "rst-docutils"}
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -62,6 +65,14 @@ def _html(text: str) -> Parsed:
     return Parsed(title, sections, {})
 
 
+def _rst(text: str) -> Parsed:
+    # Imported here: docutils adds ~70 ms to every command's start, and only .rst pages need it.
+    from core.ingest.rst import parse_rst
+
+    title, sections = parse_rst(text)
+    return Parsed(title, sections, {})
+
+
 def _plain_text(text: str) -> Parsed:
     return Parsed(None, parse_plain_text(text), {})
 
@@ -70,6 +81,7 @@ def _plain_text(text: str) -> Parsed:
 PARSERS: dict[str, Callable[[str], Parsed]] = {
     **dict.fromkeys(MARKDOWN_SUFFIXES | MDX_SUFFIXES, _markdown),
     **dict.fromkeys(HTML_SUFFIXES, _html),
+    **dict.fromkeys(RST_SUFFIXES, _rst),
     **dict.fromkeys(TEXT_SUFFIXES, _plain_text),
 }
 
@@ -113,6 +125,7 @@ def load_file(
         raw_sha256=hashlib.sha256(raw).hexdigest(),
         tags=tag_list(parsed.front_matter.get("tags")),
         front_matter=parsed.front_matter,
+        parser=PARSER_TAGS.get(suffix, ""),
     )
 
 

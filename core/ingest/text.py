@@ -1,4 +1,4 @@
-"""Plain text files (``.txt``, ``.rst``) and the UTF-8 check every loader uses."""
+"""Plain text files (``.txt``) and the UTF-8 check every loader uses."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def decode_text(raw: bytes, *, name: str) -> str:
 
 
 def parse_plain_text(text: str) -> list[Section]:
-    """Split plain text (``.txt``, ``.rst``) into paragraphs under no heading."""
+    """Split plain text (``.txt``, or RST docutils cannot read) into paragraphs under no heading."""
     normalised = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks = [b.strip("\n") for b in re.split(r"\n[ \t]*\n", normalised) if b.strip()]
     return [Section([], [b.rstrip() for b in blocks])] if blocks else []

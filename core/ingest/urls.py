@@ -1,4 +1,5 @@
-"""Where a docs file is published: Docusaurus URLs (ordering prefixes, ``index``, slugs) and titles."""
+"""Where a docs file is published: Docusaurus URLs (ordering prefixes, ``index``, slugs), Sphinx
+URLs (``.rst`` pages) and titles."""
 
 from __future__ import annotations
 
@@ -58,6 +59,19 @@ def docusaurus_url(
     return f"{base}/{path}" if path else base
 
 
+def sphinx_url(relative_path: str, *, base_url: str) -> str:
+    """Map an ``.rst`` page to its published URL the way Sphinx's HTML builder does.
+
+    ``guide/install.rst`` under ``https://lib.dev/en/latest`` is
+    ``https://lib.dev/en/latest/guide/install.html``; an ``index.rst`` stands for its folder.
+    """
+    pure = PurePosixPath(relative_path)
+    parts = [p for p in pure.parent.parts if p not in ("", ".")]
+    page = "" if pure.stem.lower() == "index" else f"{quote(pure.stem)}.html"
+    path = "/".join([*(quote(p) for p in parts), page])
+    return f"{base_url.rstrip('/')}/{path}"
+
+
 def prettify_stem(relative_path: str) -> str:
     """Title from a file name: ``ros2-lab_exercises.md`` -> ``Ros2 Lab Exercises``.
 
@@ -75,6 +89,8 @@ def document_url(path: Path, relative: str, *, base_url: str | None, front_matte
     """The link shown for a file: its Docusaurus URL under ``base_url``, else its ``file://`` URI."""
     if base_url is None:
         return path.resolve().as_uri()
+    if path.suffix.lower() == ".rst":
+        return sphinx_url(relative, base_url=base_url)
     return docusaurus_url(
         relative,
         base_url=base_url,

@@ -245,3 +245,33 @@ def test_all_files_unreadable_exits_2(tmp_path: Path, monkeypatch: pytest.Monkey
     (bad / "a.md").write_bytes(b"\xff\xfe\x00binary")
     code, _, err = run(capsys, "ingest", str(bad), "--no-progress")
     assert code == 2 and "skipped: a.md" in err
+
+
+SPHINX = {
+    "index.rst": "mylib\n=====\n\nA client for the widget service.\n\n.. toctree::\n\n   install\n",
+    "install.rst": ".. _install:\n\nInstallation\n============\n\n"
+                   "Installing with pip\n-------------------\n\n"
+                   "To install :mod:`mylib`, run the following command in a terminal::\n\n"
+                   "    $ python -m pip install mylib\n\n"
+                   "Proxies\n-------\n\nSet :envvar:`HTTPS_PROXY` before installing behind a proxy.\n",
+}
+
+
+def test_sphinx_docs_answer_with_the_command_fenced(kb: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    site = tmp_path / "sphinx"
+    site.mkdir()
+    for name, text in SPHINX.items():
+        (site / name).write_text(text, encoding="utf-8")
+    code, out, _ = run(capsys, "ingest", str(site), "--no-progress", "--base-url", "https://mylib.dev/en/latest")
+    assert code == 0, out
+
+    code, out, _ = run(capsys, "ask", "--json", "how do i install mylib with pip?")
+    response = json.loads(out)
+    assert code == 0 and response["status"] == "answered"
+    assert response["sources"][0]["url"] == "https://mylib.dev/en/latest/install.html"
+    assert response["sources"][0]["title"] == "Installation"  # the page's title, not its file name
+    # The lead-in comes with the command it introduces, fenced, and no RST markup shows.
+    assert "`mylib`, run the following command in a terminal:" in response["response_text"]
+    assert "```\n$ python -m pip install mylib\n```" in response["response_text"]
+    assert ":mod:" not in response["response_text"] and "::" not in response["response_text"]

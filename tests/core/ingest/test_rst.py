@@ -1,0 +1,175 @@
+"""reStructuredText pages (Sphinx docs): headings, fenced code, Sphinx roles and directives, safety."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import core.ingest.rst as rst
+from core.ingest.chunking import document_hash
+from core.ingest.loaders import load_file
+from core.ingest.rst import parse_rst, shown_text
+from core.ingest.text import parse_plain_text
+from core.ingest.urls import sphinx_url
+
+PAGE = """\
+.. _install:
+
+Installation
+============
+
+This page installs :mod:`mylib` and calls :func:`~mylib.client.connect`.
+See :ref:`the quickstart <quickstart>`, :unknownrole:`odd text` and `PyPI <https://pypi.org>`_.
+
+.. note::
+
+   You need Python 3.9 or newer.
+
+Using pip
+---------
+
+Run the following command::
+
+    pip install mylib
+
+.. code-block:: python
+   :caption: example.py
+   :linenos:
+
+   import mylib
+   mylib.connect(timeout=5)
+
+.. versionadded:: 2.1
+   The ``--user`` flag.
+
+.. toctree::
+   :maxdepth: 2
+
+   usage
+
+.. autofunction:: mylib.connect
+
+.. somethingnobodyknows:: arg
+
+   hidden text
+
+Options
+-------
+
+==========  =========
+Setting     Default
+==========  =========
+timeout     5
+retries     3
+==========  =========
+
+.. function:: connect(host, timeout=5)
+
+   Open a connection to *host*.
+
+1. Build it
+
+   .. code-block:: bash
+
+      make install
+
+2. Check it
+
+   - ``make test``
+"""
+
+
+def _blocks(text: str) -> dict[str, list[str]]:
+    title, sections = parse_rst(text)
+    assert title == "Installation"
+    return {" > ".join(s.headings): s.blocks for s in sections}
+
+
+def test_section_titles_are_the_heading_path_and_code_is_fenced_whole() -> None:
+    blocks = _blocks(PAGE)
+    assert list(blocks) == ["Installation", "Installation > Using pip", "Installation > Options"]
+    pip = blocks["Installation > Using pip"]
+    # The lead-in and the command it introduces stay separate blocks, the command fenced intact.
+    assert pip[:3] == ["Run the following command:", "```\npip install mylib\n```",
+                       "```python\nimport mylib\nmylib.connect(timeout=5)\n```"]
+
+
+def test_sphinx_roles_read_as_what_they_show() -> None:
+    first = _blocks(PAGE)["Installation"][0]
+    assert first == ("This page installs `mylib` and calls `connect`.\nSee the quickstart, odd text and "
+                     "[PyPI](https://pypi.org).")
+    assert shown_text("Title <target>") == "Title"
+    assert shown_text("~a.b.c") == "c"
+    assert shown_text("!plain") == "plain"
+
+
+def test_notes_versions_tables_signatures_and_lists_keep_their_shape() -> None:
+    blocks = _blocks(PAGE)
+    assert "Note: You need Python 3.9 or newer." in blocks["Installation"]
+    assert "New in version 2.1: The `--user` flag." in blocks["Installation > Using pip"]
+    options = blocks["Installation > Options"]
+    assert options[0] == "| Setting | Default |\n|---|---|\n| timeout | 5 |\n| retries | 3 |"
+    assert options[1:3] == ["`connect(host, timeout=5)`", "Open a connection to *host*."]
+    assert options[3] == "1. Build it\n  ```bash\n  make install\n  ```\n2. Check it\n  - `make test`"
+
+
+def test_navigation_generated_and_unknown_directives_are_left_out() -> None:
+    text = "\n".join(b for blocks in _blocks(PAGE).values() for b in blocks)
+    for absent in ("toctree", "maxdepth", "usage", "autofunction", "hidden text", "somethingnobodyknows"):
+        assert absent not in text
+
+
+def test_include_and_raw_never_read_or_pass_anything(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    page = (f"Title\n=====\n\n.. include:: {secret}\n\n.. literalinclude:: {secret}\n\n"
+            ".. raw:: html\n\n   <script>alert(1)</script>\n\nBody.\n")
+    _, sections = parse_rst(page)
+    text = "\n".join(b for s in sections for b in s.blocks)
+    assert text == "Body."
+
+
+def test_a_page_without_one_top_title_has_top_level_sections() -> None:
+    title, sections = parse_rst("One\n===\n\nfirst\n\nTwo\n===\n\nsecond\n")
+    assert title is None
+    assert [(s.headings, s.blocks) for s in sections] == [(["One"], ["first"]), (["Two"], ["second"])]
+
+
+def test_broken_markup_still_reads_and_a_parser_crash_falls_back_to_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    title, sections = parse_rst("Title\n=====\n\n* unfinished ``literal\n\n.. code-block::\n\nText after.\n")
+    assert title == "Title" and "Text after." in sections[-1].blocks
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise RecursionError("too deep")
+
+    monkeypatch.setattr(rst, "publish_doctree", crash)
+    page = "Title\n=====\n\nBody.\n"
+    assert parse_rst(page) == (None, parse_plain_text(page))
+
+
+def test_rst_files_load_with_their_title_and_sphinx_urls(tmp_path: Path) -> None:
+    page = tmp_path / "guide" / "install.rst"
+    page.parent.mkdir()
+    page.write_text(PAGE)
+    doc = load_file(page, root=tmp_path, base_url="https://mylib.dev/en/latest/")
+    assert doc.title == "Installation"
+    assert doc.url == "https://mylib.dev/en/latest/guide/install.html"
+    assert doc.sections[1].headings == ["Installation", "Using pip"]
+    assert sphinx_url("index.rst", base_url="https://mylib.dev") == "https://mylib.dev/"
+    assert sphinx_url("api/index.rst", base_url="https://mylib.dev") == "https://mylib.dev/api/"
+
+
+def test_rst_pages_stored_as_plain_text_are_chunked_again(tmp_path: Path) -> None:
+    page = tmp_path / "install.rst"
+    page.write_text(PAGE)
+    doc = load_file(page, root=tmp_path)
+    assert doc.parser == "rst-docutils"
+    # The same page read the old way (plain text) had another fingerprint; other formats keep theirs.
+    assert document_hash(doc) != document_hash(replace(doc, parser=""))
+    markdown = tmp_path / "install.md"
+    markdown.write_text("# Install\n\nRun it.\n")
+    assert load_file(markdown, root=tmp_path).parser == ""
