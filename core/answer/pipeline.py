@@ -81,7 +81,7 @@ from core.protocols import (
 )
 from core.retrieval.answerability import judge
 from core.retrieval.lexicon import Lexicon, no_lexicon
-from core.retrieval.query import understand
+from core.retrieval.query import understand, unknown_names
 from core.retrieval.ranking import NEAR_BEST
 from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score
 from core.settings import Settings
@@ -290,7 +290,8 @@ class RagPipeline:
         chunks, algorithm = await self._rerank(text, response.retrieved_chunks, ranked_hits.algorithm, query,
                                                scope.top_k, step)
         verdict = judge(relevances=ranked_hits.top_relevances, cosine=ranked_hits.best_cosine,
-                        pages=ranked_hits.top_pages, held=ranked_hits.top_held, named=ranked_hits.named)
+                        pages=ranked_hits.top_pages, held=ranked_hits.top_held, named=ranked_hits.named,
+                        names=unknown_names(text, lexicon) if lexicon is not None else ())
         ranked = RankedResults(ranked_chunks=chunks, ranking_algorithm=algorithm,
                                execution_time=time.perf_counter() - start)
         summary = (f"{len(chunks)} chunk(s) kept by {algorithm}; best {chunks[0].score:.2f}" if chunks

@@ -232,6 +232,24 @@ def _english_correction(word: str) -> str | None:
     return english if english is not None and english[:1] == word[:1] else None
 
 
+_NAME_RE = re.compile(r"[a-z]{4,}")
+
+
+def unknown_names(text: str, lexicon: Lexicon) -> list[str]:
+    """Words of ``text`` that neither the docs nor English know, typos of English words aside.
+
+    What a near miss asks about is usually such a name: "can i use mujoco instead of
+    gazebo", "serve grpc endpoints", "freeze it with pyinstaller" share every other word
+    with the docs. A typo the spelling step left ("sensers", "befor") is one edit from an
+    English word and is no name. An empty lexicon knows nothing, so it names nothing.
+    """
+    if lexicon.empty:
+        return []
+    english = english_words()
+    return [w for w in dict.fromkeys(tokens(text)) if _NAME_RE.fullmatch(w) and w not in english
+            and not lexicon.knows(w) and _english_correction(w) is None]
+
+
 #: Stop words by their sorted letters: "thier" and "their" meet at "ehirt".
 _SWAPPED_STOPWORDS: dict[str, str] = {"".join(sorted(w)): w for w in sorted(STOPWORDS) if w.isalpha()}
 

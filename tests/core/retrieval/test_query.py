@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.retrieval.lexicon import Lexicon, LexiconCache, LexiconFile
-from core.retrieval.query import correct_word, normalise_chat, strip_markup, understand
+from core.retrieval.query import correct_word, normalise_chat, strip_markup, understand, unknown_names
 
 LEXICON = Lexicon(chunks=10, words={
     "gazebo": 6, "topics": 4, "topic": 3, "planner": 2, "prefix": 2, "install": 5, "binaries": 2,
@@ -93,6 +93,14 @@ def test_known_and_english_words_are_never_corrected() -> None:
     assert correct_word("gazebo", LEXICON) is None
     assert correct_word("lecture", LEXICON) is None
     assert correct_word("topcis", Lexicon()) is None  # no lexicon yet: nothing to correct against
+
+
+def test_names_neither_the_docs_nor_english_know_are_found() -> None:
+    # "mujoco" and "grpc" are names; "sensers" is a typo of an English word, "lecture" English,
+    # "gazebo" the docs' own, "gpu" too short to tell; each name is listed once.
+    text = "can i run mujoco and grpc with gazebo? the sensers in lecture use gpu, mujoco too"
+    assert unknown_names(text, LEXICON) == ["mujoco", "grpc"]
+    assert unknown_names(text, Lexicon()) == []  # no lexicon yet: nothing is known, nothing named
 
 
 def test_filler_is_left_out_and_typos_fixed() -> None:
