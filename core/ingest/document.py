@@ -7,6 +7,7 @@ code blocks (kept whole, fences included, so the chunker can see them).
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -88,6 +89,16 @@ class SectionBuilder:
     def finish(self) -> list[Section]:
         self.end_section()
         return self.sections
+
+
+def fenced(code: str, language: str = "") -> str:
+    """``code`` as a fenced Markdown block, its fence longer than any backtick run inside it.
+
+    A shorter fence would close where the code shows a fence of its own.
+    """
+    longest = max((len(m) for m in re.findall(r"`{3,}", code)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{code.rstrip()}\n{fence}"
 
 
 def clip_title(title: str) -> str:

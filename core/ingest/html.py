@@ -7,7 +7,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
 
-from core.ingest.document import LoadedDocument, Section, SectionBuilder, clip_title
+from core.ingest.document import LoadedDocument, Section, SectionBuilder, clip_title, fenced
 from core.ingest.urls import prettify_stem
 
 _VOID = frozenset(
@@ -223,10 +223,7 @@ class _HtmlRenderer:
             stack.extend(reversed(item.children))
         code = "".join(parts).translate(_ZERO_WIDTH).strip("\n")
         if code.strip():
-            # A longer fence than any backtick run inside keeps the block closed where it should.
-            longest = max((len(m) for m in re.findall(r"`{3,}", code)), default=2)
-            fence = "`" * max(3, longest + 1)
-            self.builder.block(f"{fence}{language}\n{code.rstrip()}\n{fence}")
+            self.builder.block(fenced(code, language))
 
     def end_line(self) -> None:
         line = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())

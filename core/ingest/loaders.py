@@ -40,8 +40,9 @@ HTML_SUFFIXES = frozenset({".html", ".htm"})
 RST_SUFFIXES = frozenset({".rst"})
 TEXT_SUFFIXES = frozenset({".txt"})
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | TEXT_SUFFIXES
-#: Formats whose reading changed: their pages stored before are chunked again (``LoadedDocument.parser``).
-PARSER_TAGS = {".rst": "rst-docutils"}
+#: Formats whose reading changed: their pages stored before are chunked again
+#: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
+PARSER_TAGS = {".rst": "rst-1"}
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 

@@ -1,170 +1,50 @@
 """reStructuredText (``.rst``, Sphinx docs) -> sections, read with docutils.
 
 Section titles form the heading path, literal blocks and ``code-block`` become fenced
-code (language kept), lists, tables, definitions and admonitions keep their shape, and
-Sphinx's roles (``:func:`connect```, ``:ref:`the guide <guide>```) read as the text they
-show. Read as plain text, a Sphinx page had no headings for ranking to use and no code
-blocks for an answer to quote whole.
+code (language kept), lists, tables, definitions and notes keep their shape, and Sphinx's
+roles read as the text they show (``core.ingest.sphinx``). Read as plain text, a Sphinx
+page had no headings for ranking to use and no code blocks for an answer to quote whole.
 
-Nothing outside the file is read: ``include``, ``literalinclude`` and ``raw`` are off.
-Sphinx directives docutils does not know are registered here: those that hold prose
-(``versionadded``, ``seealso``, ``function``, tabs) keep it, the rest (``toctree``,
-``autofunction``) are left out, and anything else unknown is dropped, never quoted raw.
+Nothing outside the file is read: ``include`` and ``raw`` are off, and docutils' config
+files (``docutils.conf`` in the docs folder or the home folder) are ignored, since they
+could turn them back on or send warnings to a file. Nothing is printed either.
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable
-from typing import Any
 
 from docutils import nodes
 from docutils.core import publish_doctree
-from docutils.parsers.rst import Directive, directives, roles
-from docutils.parsers.rst.directives.body import CodeBlock
 
-from core.ingest.document import Section, SectionBuilder
+from core.ingest.document import Section, SectionBuilder, fenced
+from core.ingest.sphinx import register, shown_text
 from core.ingest.text import parse_plain_text
 
 _SETTINGS = {
-    "report_level": 5,  # nothing printed: an unknown directive is dropped, not reported
+    "_disable_config": True,  # a docs repo's docutils.conf must not re-enable file insertion
+    "report_level": 5,  # nothing reported: an unknown directive is dropped, not quoted
     "halt_level": 5,  # never stop on a markup error; the rest of the page still counts
     "file_insertion_enabled": False,  # ``.. include:: /etc/passwd`` must not read the file
     "raw_enabled": False,
     "syntax_highlight": "none",
     "input_encoding": "unicode",
+    # docutils refuses lines over 10,000 characters, and with them the whole page; no line of
+    # a file ragbot reads (16 MB at most) is longer than this.
+    "line_length_limit": 1 << 24,
 }
-#: Sphinx roles that name code (shown as ``code``); other unknown roles show their text.
-_CODE_ROLES = frozenset(
-    "func meth class mod attr data const exc obj envvar option command program file samp kbd "
-    "makevar type member macro var struct enum enumerator function expr".split()
-)
-_TEXT_ROLES = frozenset(
-    "ref doc term abbr any numref download guilabel menuselection dfn keyword token".split()
-)
-_DOMAINS = ("py", "c", "cpp", "js", "std", "rst")
-#: Sphinx's version notes: the words put before the version and the note that follows it.
-_VERSION_DIRECTIVES = {
-    "versionadded": "New in version",
-    "versionchanged": "Changed in version",
-    "versionremoved": "Removed in version",
-    "deprecated": "Deprecated since version",
-}
-#: Sphinx directives whose content is prose, read as a titled note; None titles it with the
-#: directive's argument (a tab's name), "" leaves it untitled.
-_PROSE_DIRECTIVES: dict[str, str | None] = {
-    "seealso": "See also", "todo": "To do", "glossary": "", "only": "", "hlist": "", "tabs": "",
-    "tab-set": "", "tab": None, "group-tab": None, "tab-item": None, "dropdown": None, "card": None,
-}
-#: Object descriptions: the signature is quoted as code before its description.
-_OBJECT_DIRECTIVES = frozenset(
-    "function class method attribute data exception decorator describe object option envvar "
-    "confval module staticmethod classmethod property".split()
-)
-#: Sphinx directives that hold no prose of the page (generated or navigation).
-_SKIPPED_DIRECTIVES = frozenset(
-    "toctree literalinclude index highlight currentmodule autosummary automodule autoclass "
-    "autofunction automethod autoattribute autodata autoexception autoproperty tabularcolumns "
-    "sectionauthor moduleauthor codeauthor spelling:word-list graphviz digraph plot mermaid "
-    "jupyter-execute ipython".split()
-)
+_LISTS = (nodes.bullet_list, nodes.enumerated_list, nodes.definition_list, nodes.field_list,
+          nodes.option_list)
+_CODE = (nodes.literal_block, nodes.doctest_block, nodes.math_block)
+#: Left out of the text: targets, comments, substitution definitions (all Invisible), errors,
+#: raw markup, images, metadata, and footnotes (supplementary; their "[1]" would read as a citation).
+_SKIPPED = (nodes.Invisible, nodes.system_message, nodes.raw, nodes.image, nodes.docinfo,
+            nodes.footnote, nodes.citation)
 _ROLE_RE = re.compile(r"^:(?P<name>[\w:+.-]+):`(?P<text>.*)`$", re.DOTALL)
-_TARGET_RE = re.compile(r"^(?P<title>.*?)\s*<[^<>]+>$", re.DOTALL)
+_SUBSTITUTION_RE = re.compile(r"^\|[^|]+\|_{0,2}$")
 
-
-class _AnyOptions(dict[str, Callable[[str], Any]]):
-    """Accepts every option name: Sphinx and its extensions add options docutils does not know."""
-
-    def __missing__(self, key: str) -> Callable[[str], Any]:
-        return directives.unchanged
-
-
-class _SphinxCodeBlock(CodeBlock):
-    """``code-block`` with Sphinx's options (``:caption:``, ``:linenos:``) accepted."""
-
-    option_spec = _AnyOptions(CodeBlock.option_spec)
-
-
-class _Skipped(Directive):
-    has_content = True
-    optional_arguments = 1
-    final_argument_whitespace = True
-    option_spec = _AnyOptions(name=directives.unchanged)
-
-    def run(self) -> list[nodes.Node]:
-        return []
-
-
-class _Prose(Directive):
-    """A directive whose content is read as RST, after a lead line made from its argument."""
-
-    has_content = True
-    optional_arguments = 1
-    final_argument_whitespace = True
-    option_spec = _AnyOptions(name=directives.unchanged)
-
-    def run(self) -> list[nodes.Node]:
-        box = self._box(" ".join(self.arguments).strip())
-        self.state.nested_parse(self.content, self.content_offset, box)
-        return [box]
-
-    def _box(self, argument: str) -> nodes.Element:
-        """The node the content goes in, holding the lead its directive puts first."""
-        if self.name in _VERSION_DIRECTIVES:
-            # Sphinx reads the words after the version (same line or next) as the note itself.
-            version, _, note = argument.replace("\n", " ").partition(" ")
-            words = f"{_VERSION_DIRECTIVES[self.name]} {version}"
-            lead = nodes.paragraph("", f"{words}: " if note else f"{words}.")
-            if note:
-                lead += self.state.inline_text(note, self.lineno)[0]
-            return nodes.container("", lead)
-        if self.name in _PROSE_DIRECTIVES:
-            title = _PROSE_DIRECTIVES[self.name]
-            title = argument if title is None else title
-            return nodes.admonition("", nodes.title("", title)) if title else nodes.container()
-        if argument:  # an object description: its signature, quoted as code, then what it does
-            return nodes.container("", nodes.paragraph("", "", nodes.literal(text=argument)))
-        return nodes.container()
-
-
-def shown_text(role_text: str) -> str:
-    """What a role shows: ``title <target>`` -> title, ``~a.b.c`` -> c, ``!x`` -> x."""
-    if (match := _TARGET_RE.match(role_text)) and match["title"]:
-        return match["title"]
-    text = role_text.lstrip("!")
-    if text.startswith("~"):
-        text = text[1:].rsplit(".", 1)[-1]
-    return text
-
-
-def _role(*, code: bool) -> Callable[..., tuple[list[nodes.Node], list[nodes.Node]]]:
-    def role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
-             options: Any = None, content: Any = None) -> tuple[list[nodes.Node], list[nodes.Node]]:
-        shown = shown_text(nodes.unescape(text))
-        return [nodes.literal(rawtext, shown) if code else nodes.Text(shown)], []
-
-    return role
-
-
-def _register() -> None:
-    """Teach docutils the Sphinx names (its registries are global; done once, on import)."""
-    for names, code in ((_CODE_ROLES, True), (_TEXT_ROLES, False)):
-        for name in names:
-            for full in (name, *(f"{domain}:{name}" for domain in _DOMAINS)):
-                roles.register_local_role(full, _role(code=code))
-    for name in ("code-block", "sourcecode"):
-        directives.register_directive(name, _SphinxCodeBlock)
-    for name in _SKIPPED_DIRECTIVES:
-        directives.register_directive(name, _Skipped)
-    for name in (*_VERSION_DIRECTIVES, *_PROSE_DIRECTIVES, *_OBJECT_DIRECTIVES):
-        directives.register_directive(name, _Prose)
-    for name in _OBJECT_DIRECTIVES:
-        for domain in _DOMAINS:
-            directives.register_directive(f"{domain}:{name}", _Prose)
-
-
-_register()
+register()
 
 
 def parse_rst(text: str) -> tuple[str | None, list[Section]]:
@@ -201,36 +81,41 @@ class _RstRenderer:
         return title or None
 
     def children(self, node: nodes.Element, *, level: int) -> None:
+        """Render each child of ``node`` under headings of ``level``."""
         for child in node.children:
             self.visit(child, level=level)
 
     def visit(self, node: nodes.Node, *, level: int) -> None:
+        """Render one node: a section opens a heading, a block becomes a block, the rest recurses."""
         if isinstance(node, nodes.section):
             self.builder.heading(level, _inline(node[0]) if node.children else "")
             self.children(node, level=level + 1)
         elif isinstance(node, nodes.subtitle):
             self.builder.heading(level, _inline(node))
-        elif isinstance(node, (nodes.Invisible, nodes.title, nodes.system_message, nodes.raw,
-                               nodes.image, nodes.docinfo, nodes.footnote, nodes.citation)):
+        elif isinstance(node, _SKIPPED) or (isinstance(node, nodes.title)
+                                            and isinstance(node.parent, (nodes.section, nodes.document))):
             return
-        elif isinstance(node, (nodes.paragraph, nodes.rubric, nodes.line_block)):
-            self.builder.block(_inline(node) if not isinstance(node, nodes.line_block) else node.astext())
-        elif isinstance(node, (nodes.literal_block, nodes.doctest_block)):
-            self.builder.block(_fenced(node))
-        elif isinstance(node, (nodes.bullet_list, nodes.enumerated_list, nodes.definition_list,
-                               nodes.field_list, nodes.option_list)):
+        elif isinstance(node, (nodes.paragraph, nodes.rubric, nodes.caption, nodes.title)):
+            self.builder.block(_inline(node))  # a title here names a topic, sidebar or table
+        elif isinstance(node, nodes.line_block):
+            self.builder.block("\n".join(_inline(line) for line in node.findall(nodes.line)))
+        elif isinstance(node, _CODE):
+            self.builder.block(_fence(node))
+        elif isinstance(node, _LISTS):
             self.builder.block("\n".join(_list_lines(node)))
         elif isinstance(node, nodes.table):
+            for title in (child for child in node.children if isinstance(child, nodes.title)):
+                self.builder.block(_inline(title))
             self.builder.block(_table(node))
         elif isinstance(node, nodes.Admonition):
             self._admonition(node, level=level)
         elif isinstance(node, nodes.Element):
-            self.children(node, level=level)  # block quotes, containers, topics, compound
+            self.children(node, level=level)  # block quotes, containers, topics, figures
 
     def _admonition(self, node: nodes.Element, *, level: int) -> None:
-        label = node.tagname.capitalize() if node.tagname != "admonition" else ""
+        """A note as "Note: its first paragraph", then its other blocks."""
         body = [child for child in node.children if not isinstance(child, nodes.title)]
-        title = next((_inline(child) for child in node.children if isinstance(child, nodes.title)), label)
+        title = _admonition_title(node)
         if body and isinstance(body[0], nodes.paragraph) and title:
             self.builder.block(f"{title}: {_inline(body[0])}")
             body = body[1:]
@@ -240,18 +125,25 @@ class _RstRenderer:
             self.visit(child, level=level)
 
 
+def _admonition_title(node: nodes.Element) -> str:
+    """"Note", "Warning", or the title a generic ``admonition`` (or Sphinx tab) gives itself."""
+    titled = next((_inline(child) for child in node.children if isinstance(child, nodes.title)), "")
+    return titled or ("" if node.tagname == "admonition" else node.tagname.capitalize())
+
+
 def _inline(node: nodes.Node) -> str:
     """A text element's content as Markdown: code in backticks, emphasis kept, links as links."""
     if isinstance(node, nodes.Text):
-        return str(node)
+        return node.astext()  # astext: backslash escapes resolved (str() keeps docutils' NULs)
     if isinstance(node, nodes.literal):
         return f"`{node.astext()}`"
     if isinstance(node, (nodes.footnote_reference, nodes.citation_reference, nodes.system_message,
                          nodes.image, nodes.raw)):
         return ""
-    if isinstance(node, nodes.problematic):  # an unknown role: show its text, not its markup
-        match = _ROLE_RE.match(node.astext())
-        return shown_text(match["text"]) if match else node.astext()
+    if isinstance(node, nodes.problematic):  # an unknown role or substitution: its text, no markup
+        raw = node.astext()
+        match = _ROLE_RE.match(raw)
+        return shown_text(match["text"]) if match else ("" if _SUBSTITUTION_RE.match(raw) else raw)
     inner = "".join(_inline(child) for child in node.children) if isinstance(node, nodes.Element) else ""
     if isinstance(node, nodes.strong):
         return f"**{inner}**"
@@ -260,15 +152,17 @@ def _inline(node: nodes.Node) -> str:
     uri = node.get("refuri", "") if isinstance(node, nodes.reference) else ""
     if uri.startswith(("http://", "https://")) and uri != inner:
         return f"[{inner}]({uri})"
+    if isinstance(node, nodes.paragraph):
+        return re.sub(r"(?<=\S) {2,}(?=\S)", " ", inner)  # where a footnote reference was
     return inner
 
 
-def _fenced(node: nodes.Element) -> str:
+def _fence(node: nodes.Element) -> str:
     classes = [c for c in node.get("classes", []) if c != "code"]
     language = "pycon" if isinstance(node, nodes.doctest_block) else (classes[0] if classes else "")
-    code = node.astext().rstrip("\n")
-    fence = "````" if "```" in code else "```"
-    return f"{fence}{language}\n{code}\n{fence}"
+    if isinstance(node, nodes.math_block):
+        language = "math"
+    return fenced(node.astext().rstrip("\n"), language)
 
 
 def _list_lines(node: nodes.Element, indent: str = "") -> list[str]:
@@ -279,29 +173,54 @@ def _list_lines(node: nodes.Element, indent: str = "") -> list[str]:
         head, rest = _item_parts(item)
         lines.append(f"{indent}{marker}{head}".rstrip())
         for child in rest:
-            if isinstance(child, (nodes.bullet_list, nodes.enumerated_list, nodes.definition_list,
-                                  nodes.field_list, nodes.option_list)):
-                lines.extend(_list_lines(child, indent + "  "))
-            elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
-                lines.extend(f"{indent}  {line}" if line else "" for line in _fenced(child).split("\n"))
-            elif text := _inline(child) if isinstance(child, nodes.paragraph) else child.astext():
-                lines.append(f"{indent}  {' '.join(text.split())}")
+            lines.extend(_nested_lines(child, indent + "  "))
     return lines
+
+
+def _nested_lines(node: nodes.Node, indent: str) -> list[str]:
+    """The lines of a block inside a list item, indented under it."""
+    if isinstance(node, _SKIPPED):
+        return []
+    if isinstance(node, _LISTS):
+        return _list_lines(node, indent)
+    if isinstance(node, _CODE):
+        return [f"{indent}{line}" if line else "" for line in _fence(node).split("\n")]
+    if isinstance(node, (nodes.paragraph, nodes.title, nodes.rubric)):
+        return [f"{indent}{' '.join(_inline(node).split())}"]
+    if isinstance(node, nodes.Admonition):
+        title = _admonition_title(node)
+        body = [child for child in node.children if not isinstance(child, nodes.title)]
+        lines = [line for child in body for line in _nested_lines(child, indent)]
+        if title and lines:
+            lines[0] = f"{indent}{title}: {lines[0].lstrip()}"
+        return lines
+    if isinstance(node, nodes.Element) and node.children:  # block quotes, containers, tables
+        return [line for child in node.children for line in _nested_lines(child, indent)]
+    return [f"{indent}{' '.join(node.astext().split())}"] if node.astext().strip() else []
 
 
 def _item_parts(item: nodes.Node) -> tuple[str, list[nodes.Node]]:
     """An item's first line (a term and its first paragraph) and the blocks after it."""
     if not isinstance(item, nodes.Element):
-        return str(item), []
+        return item.astext(), []
     if isinstance(item, (nodes.definition_list_item, nodes.field, nodes.option_list_item)):
-        term = " ".join(_inline(c) for c in item.children[:-1] if not isinstance(c, nodes.classifier))
+        term = _term(item)
         body = list(item.children[-1].children)
         first = _inline(body.pop(0)) if body and isinstance(body[0], nodes.paragraph) else ""
-        head = f"**{term.strip()}**: {first}" if first else f"**{term.strip()}**"
+        head = f"**{term}**: {first}" if first else f"**{term}**"
         return " ".join(head.split()), body
     body = list(item.children)
     first = _inline(body.pop(0)) if body and isinstance(body[0], nodes.paragraph) else ""
     return " ".join(first.split()), body
+
+
+def _term(item: nodes.Element) -> str:
+    """What a definition, field or option item defines: ``-o FILE, --output=FILE`` for options."""
+    if isinstance(item, nodes.option_list_item):
+        options = item.children[0].children  # the option group
+        # An option argument's text starts with its delimiter ("=FILE", " FILE").
+        return ", ".join(option.astext() for option in options)
+    return " ".join(_inline(c) for c in item.children[:-1] if not isinstance(c, nodes.classifier)).strip()
 
 
 def _table(node: nodes.Element) -> str:
@@ -310,8 +229,7 @@ def _table(node: nodes.Element) -> str:
     header_rows = 0
     for part in node.findall(lambda n: isinstance(n, (nodes.thead, nodes.tbody))):
         for row in part.findall(nodes.row):
-            cells = [" ".join(_inline(p) for p in entry.children) for entry in row.children]
-            rows.append([" ".join(cell.replace("|", "\\|").split()) for cell in cells])
+            rows.append([_cell(entry) for entry in row.children])
             header_rows += isinstance(part, nodes.thead)
     if not rows:
         return ""
@@ -319,3 +237,11 @@ def _table(node: nodes.Element) -> str:
     lines = [f"| {' | '.join(r + [''] * (width - len(r)))} |" for r in rows]
     lines.insert(max(header_rows, 1), f"|{'---|' * width}")
     return "\n".join(lines)
+
+
+def _cell(entry: nodes.Element) -> str:
+    """A table cell on one line: its paragraphs, a list's items joined by "; "."""
+    parts = [_inline(c) if isinstance(c, nodes.paragraph)
+             else "; ".join(i.astext() for i in c.children) if isinstance(c, _LISTS) else c.astext()
+             for c in entry.children]
+    return " ".join(" ".join(parts).replace("|", "\\|").split())

@@ -14,6 +14,7 @@ from core.ingest.chunking import (
     MIN_SECTION_CHARS,
     chunk_document,
     chunk_id,
+    document_hash,
     embedding_text,
     merge_small_sections,
 )
@@ -75,6 +76,14 @@ def test_content_hash_follows_bytes_version_and_settings() -> None:
     assert chunk_document(replace(base, url="https://elsewhere.dev/x"))[0].content_hash != first
     assert chunk_document(base, target_chars=1000)[0].content_hash != first
     assert CHUNKER_VERSION
+
+
+def test_stored_fingerprints_stay_as_they_were() -> None:
+    # Pinned: a change here re-embeds every page of every collection at the next ingest.
+    page = LoadedDocument(source_document="guide/install.md", title="Install", url="https://x.dev/guide/install",
+                          sections=[Section(["Install"], ["Run it."])], raw_sha256="ab" * 32, tags=["setup"])
+    assert document_hash(page) == "344657d36f59bed09e9b6aae677fd9e22559d8dbf92ebc6968e502a336382b22"
+    assert document_hash(replace(page, parser="rst-1")) != document_hash(page)
 
 
 def test_long_sections_pack_near_target_with_overlap() -> None:

@@ -10,7 +10,8 @@ import pytest
 import core.ingest.rst as rst
 from core.ingest.chunking import document_hash
 from core.ingest.loaders import load_file
-from core.ingest.rst import parse_rst, shown_text
+from core.ingest.rst import parse_rst
+from core.ingest.sphinx import shown_text
 from core.ingest.text import parse_plain_text
 from core.ingest.urls import sphinx_url
 
@@ -167,9 +168,61 @@ def test_rst_pages_stored_as_plain_text_are_chunked_again(tmp_path: Path) -> Non
     page = tmp_path / "install.rst"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.parser == "rst-docutils"
+    assert doc.parser == "rst-1"
     # The same page read the old way (plain text) had another fingerprint; other formats keep theirs.
     assert document_hash(doc) != document_hash(replace(doc, parser=""))
     markdown = tmp_path / "install.md"
     markdown.write_text("# Install\n\nRun it.\n")
     assert load_file(markdown, root=tmp_path).parser == ""
+
+
+def _text(page: str) -> str:
+    return "\n".join(b for s in parse_rst(page)[1] for b in s.blocks)
+
+
+def test_a_docutils_config_file_cannot_turn_file_reading_back_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    conf = tmp_path / "docutils.conf"
+    conf.write_text("[general]\nfile_insertion_enabled: yes\nraw_enabled: yes\nreport_level: 1\n"
+                    f"warning_stream: {tmp_path / 'warnings.log'}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DOCUTILSCONFIG", str(conf))
+    text = _text(f"Title\n=====\n\n.. include:: {secret}\n\n.. nosuchdirective::\n\nBody.\n")
+    assert text == "Body."
+    assert capsys.readouterr() == ("", "") and not (tmp_path / "warnings.log").exists()
+
+
+@pytest.mark.parametrize(("page", "expected"), [
+    ("Call f(\\*args) in v\\ 2.", "Call f(*args) in v2."),  # escapes resolved, no NUL left behind
+    ("Text [#]_ more.\n\n.. [#] A footnote.", "Text more."),  # a "[1]" would read as a citation
+    ("See :ref:`a \\<b> <target>` and :ref:`c \\<d>`.", "See a <b> and c <d>."),
+    ("Version |version| is out.", "Version is out."),  # an unresolved substitution
+    ("| one\n| two", "one\ntwo"),
+    (".. seealso:: Module :mod:`zipfile`", "See also: Module `zipfile`"),
+    (".. only:: latex\n\n   Print only.\n\n.. only:: html\n\n   Web only.", "Web only."),
+    ("-o FILE, --output=FILE  where to write", "- **-o FILE, --output=FILE**: where to write"),
+    (".. doctest::\n\n   >>> 1 + 1\n   2", "```pycon\n>>> 1 + 1\n2\n```"),
+    ("::\n\n    ````\n    inner\n    ````", "`````\n````\ninner\n````\n`````"),
+    ("+-------+\n| cell  |\n+=======+\n| - a   |\n| - b   |\n+-------+", "| cell |\n|---|\n| a; b |"),
+])
+def test_sphinx_pages_read_cleanly(page: str, expected: str) -> None:
+    assert _text(page) == expected
+
+
+def test_code_inside_a_note_inside_a_list_stays_under_its_item() -> None:
+    page = "1. Build it:\n\n   .. note::\n\n      Run this::\n\n         make all\n\n2. Ship it.\n"
+    assert _text(page) == "1. Build it:\n  Note: Run this:\n  ```\n  make all\n  ```\n2. Ship it."
+
+
+def test_a_page_cannot_change_how_later_pages_read() -> None:
+    # A page's own role definitions are left out: docutils would keep them for every later page.
+    assert _text(".. role:: func(emphasis)\n\n.. default-role:: code\n\n:func:`x` and `y`") == "`x` and *y*"
+    assert _text(":func:`x` and `y`") == "`x` and *y*"
+
+
+def test_a_line_longer_than_docutils_allows_keeps_the_page() -> None:
+    title, sections = parse_rst("Title\n=====\n\n" + "word " * 3000 + "\n")
+    assert title == "Title" and sections[0].blocks[0].startswith("word word")
