@@ -1,7 +1,8 @@
 """Turn one docs file (Markdown, MDX, HTML, reStructuredText, plain text) into a ``LoadedDocument``.
 
 This module only dispatches on the file's suffix; each format has its own module:
-``markdown.py`` (Markdown and MDX), ``front_matter.py``, ``html.py``, ``rst.py``, ``text.py``,
+``markdown.py`` (Markdown and MDX; MyST pages through ``myst.py`` first), ``front_matter.py``,
+``html.py``, ``rst.py`` (with ``sphinx.py``), ``text.py``,
 and ``urls.py`` for where a file is published. Parsing is pure: those modules take
 text and return typed values; only ``load_file`` touches the disk, and it opens only
 regular files whose resolved path is inside the ingest root (never a FIFO, a device,
@@ -22,6 +23,7 @@ from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import parse_markdown
+from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.text import decode_text, parse_plain_text
 from core.ingest.urls import document_url, prettify_stem
 
@@ -40,9 +42,10 @@ HTML_SUFFIXES = frozenset({".html", ".htm"})
 RST_SUFFIXES = frozenset({".rst"})
 TEXT_SUFFIXES = frozenset({".txt"})
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | TEXT_SUFFIXES
-#: Formats whose reading changed: their pages stored before are chunked again
+#: Parsers whose reading of a format changed: pages they read are chunked again once
 #: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
-PARSER_TAGS = {".rst": "rst-1"}
+RST_PARSER = "rst-1"
+MYST_PARSER = "myst-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -53,12 +56,20 @@ class Parsed(NamedTuple):
     title: str | None
     sections: list[Section]
     front_matter: dict[str, Any]
+    parser: str = ""
 
 
-def _markdown(text: str) -> Parsed:
+def _markdown(text: str, *, myst: bool = True) -> Parsed:
     front_matter, body = parse_front_matter(text)
+    parser = ""
+    if myst and looks_like_myst(body):
+        body, parser = myst_to_markdown(body), MYST_PARSER
     h1, sections = parse_markdown(body)
-    return Parsed(text_value(front_matter.get("title")) or h1, sections, front_matter)
+    return Parsed(text_value(front_matter.get("title")) or h1, sections, front_matter, parser)
+
+
+def _mdx(text: str) -> Parsed:
+    return _markdown(text, myst=False)  # MDX's braces are JSX, never MyST
 
 
 def _html(text: str) -> Parsed:
@@ -71,7 +82,7 @@ def _rst(text: str) -> Parsed:
     from core.ingest.rst import parse_rst
 
     title, sections = parse_rst(text)
-    return Parsed(title, sections, {})
+    return Parsed(title, sections, {}, RST_PARSER)
 
 
 def _plain_text(text: str) -> Parsed:
@@ -80,7 +91,8 @@ def _plain_text(text: str) -> Parsed:
 
 #: The parser of each supported suffix.
 PARSERS: dict[str, Callable[[str], Parsed]] = {
-    **dict.fromkeys(MARKDOWN_SUFFIXES | MDX_SUFFIXES, _markdown),
+    **dict.fromkeys(MARKDOWN_SUFFIXES, _markdown),
+    **dict.fromkeys(MDX_SUFFIXES, _mdx),
     **dict.fromkeys(HTML_SUFFIXES, _html),
     **dict.fromkeys(RST_SUFFIXES, _rst),
     **dict.fromkeys(TEXT_SUFFIXES, _plain_text),
@@ -126,7 +138,7 @@ def load_file(
         raw_sha256=hashlib.sha256(raw).hexdigest(),
         tags=tag_list(parsed.front_matter.get("tags")),
         front_matter=parsed.front_matter,
-        parser=PARSER_TAGS.get(suffix, ""),
+        parser=parsed.parser,
     )
 
 

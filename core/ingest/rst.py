@@ -19,7 +19,8 @@ from docutils import nodes
 from docutils.core import publish_doctree
 
 from core.ingest.document import Section, SectionBuilder, fenced
-from core.ingest.sphinx import register, shown_text
+from core.ingest.sphinx import register
+from core.ingest.sphinx_markup import shown_text
 from core.ingest.text import parse_plain_text
 
 _SETTINGS = {

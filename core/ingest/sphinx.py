@@ -24,50 +24,18 @@ from docutils import nodes
 from docutils.parsers.rst import Directive, directives, roles
 from docutils.parsers.rst.directives.body import CodeBlock
 
-#: Sphinx roles that name code (shown as ``code``); other unknown roles show their text.
-_CODE_ROLES = frozenset(
-    "func meth class mod attr data const exc obj envvar option command program file samp kbd "
-    "makevar type member macro var struct enum enumerator function expr".split()
+from core.ingest.sphinx_markup import (
+    CODE_DIRECTIVES,
+    CODE_ROLES,
+    DOMAINS,
+    OBJECT_DIRECTIVES,
+    PROSE_DIRECTIVES,
+    SKIPPED_DIRECTIVES,
+    TEXT_ROLES,
+    VERSION_DIRECTIVES,
+    for_html,
+    shown_text,
 )
-_TEXT_ROLES = frozenset(
-    "ref doc term abbr any numref download guilabel menuselection dfn keyword token".split()
-)
-_DOMAINS = ("py", "c", "cpp", "js", "std", "rst")
-#: Sphinx's version notes: the words put before the version and the note that follows it.
-_VERSION_DIRECTIVES = {
-    "versionadded": "New in version",
-    "versionchanged": "Changed in version",
-    "versionremoved": "Removed in version",
-    "deprecated": "Deprecated since version",
-}
-#: Directives whose content is prose, read as a titled note; None titles it with the
-#: directive's argument (a tab's name), "" leaves it untitled.
-_PROSE_DIRECTIVES: dict[str, str | None] = {
-    "seealso": "See also", "todo": "To do", "glossary": "", "only": "", "hlist": "", "tabs": "",
-    "tab-set": "", "grid": "", "grid-item": "", "grid-item-card": None, "tab": None,
-    "group-tab": None, "tab-item": None, "dropdown": None, "card": None,
-}
-#: Object descriptions: the signature is quoted as code before its description. (Like Sphinx,
-#: this replaces docutils' own ``class`` directive, which only sets a CSS class.)
-_OBJECT_DIRECTIVES = frozenset(
-    "function class method attribute data exception decorator describe object option envvar "
-    "confval staticmethod classmethod property".split()
-)
-#: Code directives and their language (None: the directive's first argument names it).
-_CODE_DIRECTIVES: dict[str, str | None] = {
-    "doctest": "pycon", "testcode": "python", "testoutput": "", "jupyter-execute": "python",
-    "ipython": "ipython", "code-tab": None, "prompt": None,
-}
-#: Directives that hold no prose of the page (navigation, generated API docs), or that would
-#: change how every later page reads (docutils keeps roles in one registry per process).
-_SKIPPED_DIRECTIVES = frozenset(
-    "toctree literalinclude index highlight currentmodule module py:module py:currentmodule "
-    "autosummary automodule autoclass autofunction automethod autoattribute autodata "
-    "autoexception autoproperty tabularcolumns sectionauthor moduleauthor codeauthor "
-    "spelling:word-list graphviz digraph plot mermaid role default-role".split()
-)
-#: Builders other than HTML: ``.. only:: latex`` content is not on the published pages.
-_OTHER_BUILDERS = frozenset("latex epub man texinfo text xml pdf".split())
 
 
 class _AnyOptions(dict[str, Callable[[str], Any]]):
@@ -104,7 +72,7 @@ class _Code(Directive):
     option_spec = _AnyOptions(name=directives.unchanged)
 
     def run(self) -> list[nodes.Node]:
-        language = _CODE_DIRECTIVES.get(self.name)
+        language = CODE_DIRECTIVES.get(self.name)
         if language is None:  # "code-tab:: py", "prompt:: bash $"
             language = self.arguments[0].split()[0] if self.arguments else ""
         code = "\n".join(self.content)
@@ -129,13 +97,13 @@ class _Prose(Directive):
 
     def _box(self, argument: str) -> nodes.Element:
         """The node the content goes in, holding the lead its directive puts first."""
-        if self.name in _VERSION_DIRECTIVES:
+        if self.name in VERSION_DIRECTIVES:
             # Sphinx reads the words after the version (same line or next) as the note itself.
             version, _, note = argument.replace("\n", " ").partition(" ")
-            words = f"{_VERSION_DIRECTIVES[self.name]} {version}"
+            words = f"{VERSION_DIRECTIVES[self.name]} {version}"
             return nodes.container("", self._paragraph(note, lead=f"{words}: " if note else f"{words}."))
-        if self.name in _PROSE_DIRECTIVES:
-            title = _PROSE_DIRECTIVES[self.name]
+        if self.name in PROSE_DIRECTIVES:
+            title = PROSE_DIRECTIVES[self.name]
             if title is None:
                 title, argument = argument, ""
             if not title:  # "only", "tabs": an argument that is no text of the page
@@ -155,28 +123,6 @@ class _Prose(Directive):
         return paragraph
 
 
-def for_html(expression: str) -> bool:
-    """Whether ``.. only:: expression`` content is on the HTML pages (unless it names others only)."""
-    words = set(expression.replace("(", " ").replace(")", " ").split())
-    return "html" in words or not words & _OTHER_BUILDERS
-
-
-def shown_text(role_text: str) -> str:
-    """What a role shows: ``title <target>`` -> title, ``~a.b.c`` -> c, ``!x`` -> x.
-
-    ``role_text`` is as docutils hands it to a role: an escaped character follows a NUL
-    (``:ref:`a \\<b>``` is no target), or, in raw source, a backslash.
-    """
-    text = role_text.strip()
-    start = text.rfind("<")
-    if text.endswith(">") and start > 0 and text[start - 1] not in "\x00\\":
-        text = text[:start].rstrip()
-    text = nodes.unescape(text).replace("\\<", "<").lstrip("!")
-    if text.startswith("~"):
-        text = text[1:].rsplit(".", 1)[-1]
-    return text
-
-
 def _role(*, code: bool) -> Callable[..., tuple[list[nodes.Node], list[nodes.Node]]]:
     def role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
              options: Any = None, content: Any = None) -> tuple[list[nodes.Node], list[nodes.Node]]:
@@ -188,16 +134,16 @@ def _role(*, code: bool) -> Callable[..., tuple[list[nodes.Node], list[nodes.Nod
 
 def register() -> None:
     """Add Sphinx's roles and directives to docutils' (global) registries."""
-    for names, code in ((_CODE_ROLES, True), (_TEXT_ROLES, False)):
+    for names, code in ((CODE_ROLES, True), (TEXT_ROLES, False)):
         for name in names:
-            for full in (name, *(f"{domain}:{name}" for domain in _DOMAINS)):
+            for full in (name, *(f"{domain}:{name}" for domain in DOMAINS)):
                 roles.register_local_role(full, _role(code=code))
     kinds: list[tuple[Any, Any]] = [
         (("code-block", "sourcecode"), _SphinxCodeBlock),
-        (_SKIPPED_DIRECTIVES, _Skipped),
-        (_CODE_DIRECTIVES, _Code),
-        ((*_VERSION_DIRECTIVES, *_PROSE_DIRECTIVES, *_OBJECT_DIRECTIVES), _Prose),
-        ((f"{domain}:{name}" for domain in _DOMAINS for name in _OBJECT_DIRECTIVES), _Prose),
+        (SKIPPED_DIRECTIVES, _Skipped),
+        (CODE_DIRECTIVES, _Code),
+        ((*VERSION_DIRECTIVES, *PROSE_DIRECTIVES, *OBJECT_DIRECTIVES), _Prose),
+        ((f"{domain}:{name}" for domain in DOMAINS for name in OBJECT_DIRECTIVES), _Prose),
     ]
     for names, directive in kinds:
         for name in names:

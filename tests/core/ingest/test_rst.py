@@ -11,7 +11,7 @@ import core.ingest.rst as rst
 from core.ingest.chunking import document_hash
 from core.ingest.loaders import load_file
 from core.ingest.rst import parse_rst
-from core.ingest.sphinx import shown_text
+from core.ingest.sphinx_markup import shown_text
 from core.ingest.text import parse_plain_text
 from core.ingest.urls import sphinx_url
 
