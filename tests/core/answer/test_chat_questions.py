@@ -161,7 +161,7 @@ def test_lexicon_is_written_at_ingest(runtime: Runtime) -> None:
 
 async def test_a_quoted_docs_phrase_is_answered_among_chat_words(runtime: Runtime) -> None:
     chatty = "my teammate keeps saying {} in standup lol and i have no clue what she means tbh"
-    quoted = await runtime.pipeline.answer(chatty.format("'four signals'"), thread_id="q-1")
+    quoted = await runtime.pipeline.answer(chatty.format("'five signals'"), thread_id="q-1")
     assert quoted.status is ResponseStatus.ANSWERED and quoted.sources
     assert_clean_citations(quoted)
     said = [e.response_summary or "" async for e in runtime.database.export(
