@@ -194,6 +194,17 @@ def _heading_text(raw: str) -> str:
     return " ".join(raw.split())
 
 
+def fence_opening(line: str) -> str | None:
+    """The fence (```` ``` ````, ``~~~``) that ``line`` opens a code block with, if it opens one."""
+    opener = _FENCE_OPEN.match(line)
+    return opener.group("fence") if opener else None
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """Whether ``line`` closes a block opened by ``fence``: the same character, at least as many."""
+    return re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line) is not None
+
+
 def _split_fences(text: str) -> list[tuple[bool, list[str]]]:
     """Split text into (is_code, lines) runs; code runs include their fences."""
     runs: list[tuple[bool, list[str]]] = []
@@ -211,10 +222,9 @@ def _split_fences(text: str) -> list[tuple[bool, list[str]]]:
             prose = []
         indent = len(opener.group("indent"))
         fence = opener.group("fence")
-        closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
         code = [fence + opener.group("info").rstrip()]
         i += 1
-        while i < len(lines) and not closing.match(lines[i]):
+        while i < len(lines) and not closes_fence(lines[i], fence):
             line = lines[i]
             # Drop the opener's indentation (fences inside list items) but no more.
             strip = min(indent, len(line) - len(line.lstrip(" \t")))

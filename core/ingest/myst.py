@@ -3,7 +3,7 @@
 MyST writes Sphinx's directives as fences (```` ```{note} ````, ``:::{warning}``) and its roles
 as ``{func}`connect```. Read as plain Markdown, a note became a code block, a ``toctree`` a
 code block of page names, and roles stayed as markup. Here they become what the Markdown
-reader understands, with the same meaning as in ``.rst`` pages (``core.ingest.sphinx``):
+reader understands, with the same meaning as in ``.rst`` pages (``core.ingest.sphinx_markup``):
 
 * code directives (``code-block``, ``code-cell``, ``doctest``) -> fenced code with their language;
 * notes, version notes, tabs, cards, object descriptions -> their text, after a lead line
@@ -12,31 +12,37 @@ reader understands, with the same meaning as in ``.rst`` pages (``core.ingest.sp
 * ``{role}`text``` -> the text it shows; ``(label)=`` targets, ``%`` comments and attributes
   (``[link](url){.external}``) -> nothing.
 
-Pure functions over text; ordinary code fences are left exactly as written.
+Pure functions over text; ordinary code fences are left exactly as written. Known limit: a
+role whose text wraps onto the next line is left as written.
 """
 
 from __future__ import annotations
 
 import re
 
+from core.ingest.document import fenced
+from core.ingest.markdown import closes_fence, fence_opening
 from core.ingest.sphinx_markup import (
     CODE_DIRECTIVES,
     CODE_ROLES,
+    LITERAL_ROLES,
     OBJECT_DIRECTIVES,
     PROSE_DIRECTIVES,
     SKIPPED_DIRECTIVES,
     VERSION_DIRECTIVES,
     for_html,
     shown_text,
+    version_note,
 )
 
-_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[\w:.+-]+)\}[ \t]*(?P<args>.*?)[ \t]*$")
-_CODE_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
+#: A directive's opening fence: ```` ```{name} ````, ``~~~{name}`` or ``:::{name}``.
+_FENCE = r"(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[A-Za-z][\w:+-]*)\}"
+_OPEN = re.compile(rf"^(?P<indent>[ \t]*){_FENCE}[ \t]*(?P<args>.*?)[ \t]*$")
+_DIRECTIVE_FENCE = re.compile(rf"^[ \t]*{_FENCE}", re.M)
 _TICKS = re.compile(r"(?<!`)`+(?!`)")
 _ROLE_NAME = re.compile(r"\{(?P<name>[a-z][\w:+.-]*)\}$")
 #: Attributes after a link or image: ``[text](url){.external}``, ``![img](a.png){w=500px}``.
 _ATTRIBUTES = re.compile(r"(?<=[)\]])\{(?:[.#][\w-]+|\w+=[^{}\s]+)(?:[ \t]+(?:[.#][\w-]+|\w+=[^{}\s]+))*\}")
-_DIRECTIVE_FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{[\w:.+-]+\}", re.M)
 _TARGET = re.compile(r"^[ \t]*\([\w.:-]+\)=[ \t]*$")
 _COMMENT = re.compile(r"^[ \t]*%")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:")
@@ -44,55 +50,58 @@ _OPTION = re.compile(r"^[ \t]*:[\w-]+:")
 _SKIPPED = SKIPPED_DIRECTIVES | frozenset(
     "include image raw eval-rst contents tableofcontents bibliography glue jupyter-kernel".split()
 )
+#: Code directives, and Quarto/R Markdown style cells (```` ```{python} ````), with their language.
 _CODE = {**CODE_DIRECTIVES, "code-block": None, "code": None, "sourcecode": None, "code-cell": None,
-         "math": "math"}
-#: A line that starts a list, code, table or heading: a lead goes on the line before it.
-_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|`{3,}|~{3,}|\||#)")
+         "math": "math", **{lang: lang for lang in "python r julia bash sh sql".split()}}
+#: Directives titled by their argument (a rubric's text, a topic's title) rather than a label.
+_TITLED = frozenset("rubric topic sidebar".split())
 _ADMONITIONS = frozenset("note warning tip important caution attention danger error hint".split())
+#: A line that starts a list, code, table, quote or heading: a lead goes on the line before it.
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|`{3,}|~{3,}|\||#|>)")
+#: Directives nested deeper than this are read as plain text: the page must not exhaust the stack.
+_MAX_DEPTH = 20
+#: How far before a backtick a role's ``{name}`` may start.
+_MAX_ROLE_NAME = 64
 
 
 def looks_like_myst(text: str) -> bool:
-    """Whether ``text`` uses MyST's directive fences or roles (plain Markdown never does)."""
-    return _DIRECTIVE_FENCE.search(text) is not None or any(
-        _roles(line) != line for line in text.split("\n") if "}`" in line)
+    """Whether ``text`` uses MyST's directive fences, roles or link attributes (plain Markdown never does)."""
+    return (_DIRECTIVE_FENCE.search(text) is not None or _ATTRIBUTES.search(text) is not None
+            or any(_roles(line) != line for line in text.split("\n") if "}`" in line))
 
 
-def myst_to_markdown(text: str) -> str:
-    """Rewrite MyST's directives, roles, targets and comments as plain Markdown."""
+def myst_to_markdown(text: str, *, depth: int = 0) -> str:
+    """Rewrite MyST's directives, roles, targets, comments and attributes as plain Markdown."""
     lines = text.split("\n")
     out: list[str] = []
-    fence = ""
+    fence = None
     i = 0
     while i < len(lines):
         line = lines[i]
         i += 1
-        if fence:  # inside an ordinary code fence: as written
+        if fence is not None:  # inside an ordinary code fence: as written
             out.append(line)
-            fence = "" if _closes(line, fence) else fence
-        elif opener := _OPEN.match(line):
-            body, i = _body(lines, i, opener["fence"])
-            out.extend(["", *_directive(opener["name"], opener["args"], body), ""])
-        elif code := _CODE_FENCE.match(line):
-            fence = code["fence"]
+            fence = None if closes_fence(line, fence) else fence
+        elif depth < _MAX_DEPTH and (opener := _OPEN.match(line)):
+            body, i = _body(lines, i, opener["fence"], len(opener["indent"]))
+            out.extend(["", *_directive(opener["name"], opener["args"], body, depth), ""])
+        elif (fence := fence_opening(line)) is not None:
             out.append(line)
         elif not (_TARGET.match(line) or _COMMENT.match(line)):
             out.append(_ATTRIBUTES.sub("", _roles(line)))
     return "\n".join(out)
 
 
-def _closes(line: str, fence: str) -> bool:
-    stripped = line.strip()
-    return len(stripped) >= len(fence) and set(stripped) == {fence[0]}
+def _body(lines: list[str], start: int, fence: str, indent: int) -> tuple[list[str], int]:
+    """The directive's lines up to its closing fence (a longer fence encloses shorter ones).
 
-
-def _body(lines: list[str], start: int, fence: str) -> tuple[list[str], int]:
-    """The lines up to the fence closing the directive (a longer fence encloses shorter ones)."""
+    Returns the lines, without the opener's indentation, and where reading goes on.
+    """
     end = start
-    while end < len(lines) and not _closes(lines[end], fence):
+    while end < len(lines) and not closes_fence(lines[end], fence):
         end += 1
-    body = lines[start:end]
-    indent = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
-    return [x[indent:] for x in body], end + 1
+    body = [x[min(indent, len(x) - len(x.lstrip(" \t"))):] for x in lines[start:end]]
+    return body, end + 1
 
 
 def _options_dropped(body: list[str]) -> list[str]:
@@ -107,24 +116,28 @@ def _options_dropped(body: list[str]) -> list[str]:
     return body[start:]
 
 
-def _directive(name: str, args: str, body: list[str]) -> list[str]:
+def _directive(name: str, args: str, body: list[str], depth: int) -> list[str]:
     """A directive as Markdown lines: fenced code, prose after its lead line, or nothing."""
     kind = name.split(":")[-1]  # "py:function" is a function
     body = _options_dropped(body)
-    if kind in _SKIPPED or (kind == "only" and not for_html(args)):
+    if name in _SKIPPED or kind in _SKIPPED or (kind == "only" and not for_html(args)):
         return []
     if kind in _CODE:
-        language = _CODE[kind] if _CODE[kind] is not None else (args.split() or [""])[0]
-        return [f"```{language}", *body, "```"]
-    text = myst_to_markdown("\n".join(body)).strip("\n").split("\n")
-    return _with_lead(_lead(kind, args), text)
+        named = _CODE[kind]
+        language = named if named is not None else (args.split() or [""])[0]
+        return fenced("\n".join(body).strip("\n"), language).split("\n")
+    text = myst_to_markdown("\n".join(body), depth=depth + 1).strip("\n")
+    lead = _lead(kind, args)
+    if not text and kind in VERSION_DIRECTIVES:
+        return [lead.removesuffix(":") + "."]  # "New in version 2.1.", nothing more to say
+    return _with_lead(lead, text.split("\n") if text else [])
 
 
 def _lead(kind: str, args: str) -> str:
     """What a directive puts before its content: "Note:", "New in version 2.1:", a signature."""
     if kind in VERSION_DIRECTIVES:
-        version, _, note = args.partition(" ")
-        return f"{VERSION_DIRECTIVES[kind]} {version}: {note}".rstrip()
+        words, note = version_note(kind, args)
+        return f"{words}: {note}" if note else f"{words}:"  # the note may be the content
     if kind in _ADMONITIONS:
         return f"{kind.capitalize()}: {args}".rstrip()
     if kind == "admonition" or PROSE_DIRECTIVES.get(kind, "") is None:
@@ -134,17 +147,21 @@ def _lead(kind: str, args: str) -> str:
         return f"{title}: {args}".rstrip() if title else ""
     if kind in OBJECT_DIRECTIVES and args:
         return f"`{args}`"
-    return ""
+    return args if kind in _TITLED else ""
 
 
 def _with_lead(lead: str, text: list[str]) -> list[str]:
-    """``lead`` before the first paragraph of ``text`` (its own line before a list or code)."""
+    """``lead`` before the first paragraph of ``text`` (on its own line before a list or code).
+
+    A label with nothing after it ("Note:" over an empty note) is left out.
+    """
+    if not any(line.strip() for line in text):
+        return [lead] if lead and not lead.endswith(":") else []
     if not lead:
         return text
-    first = text[0] if text else ""
-    if first.strip() and lead.endswith(":") and not _BLOCK_START.match(first):
-        return [f"{lead} {first.lstrip()}", *text[1:]]
-    return [lead, "", *text] if any(x.strip() for x in text) else [lead]
+    if lead.endswith(":") and not _BLOCK_START.match(text[0]):
+        return [f"{lead} {text[0].lstrip()}", *text[1:]]
+    return [lead, "", *text]
 
 
 def _roles(line: str) -> str:
@@ -158,11 +175,18 @@ def _roles(line: str) -> str:
         close = re.compile(rf"(?<!`){ticks.group()}(?!`)").search(line, ticks.end())
         if close is None:
             break
-        role = _ROLE_NAME.search(line, copied, ticks.start())
+        role = None
+        if line[ticks.start() - 1:ticks.start()] == "}":  # only then can a role name end here
+            role = _ROLE_NAME.search(line, max(copied, ticks.start() - _MAX_ROLE_NAME), ticks.start())
         if role is not None:
-            shown = shown_text(line[ticks.end():close.start()])
-            code = role["name"].split(":")[-1] in CODE_ROLES  # "py:func" names code too
-            out += [line[copied:role.start()], f"`{shown}`" if code else shown]
+            out += [line[copied:role.start()], _shown(role["name"], line[ticks.end():close.start()])]
             copied = close.end()
         start = close.end()
     return "".join(out) + line[copied:]
+
+
+def _shown(name: str, text: str) -> str:
+    """What ``{name}`text``` shows: code roles as code, the rest as the text they read."""
+    kind = name.split(":")[-1]  # "py:func" names code too
+    shown = text if kind in LITERAL_ROLES else shown_text(text)
+    return f"`{shown}`" if kind in CODE_ROLES | LITERAL_ROLES else shown

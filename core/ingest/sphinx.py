@@ -28,6 +28,7 @@ from core.ingest.sphinx_markup import (
     CODE_DIRECTIVES,
     CODE_ROLES,
     DOMAINS,
+    LITERAL_ROLES,
     OBJECT_DIRECTIVES,
     PROSE_DIRECTIVES,
     SKIPPED_DIRECTIVES,
@@ -35,6 +36,7 @@ from core.ingest.sphinx_markup import (
     VERSION_DIRECTIVES,
     for_html,
     shown_text,
+    version_note,
 )
 
 
@@ -98,9 +100,7 @@ class _Prose(Directive):
     def _box(self, argument: str) -> nodes.Element:
         """The node the content goes in, holding the lead its directive puts first."""
         if self.name in VERSION_DIRECTIVES:
-            # Sphinx reads the words after the version (same line or next) as the note itself.
-            version, _, note = argument.replace("\n", " ").partition(" ")
-            words = f"{VERSION_DIRECTIVES[self.name]} {version}"
+            words, note = version_note(self.name, argument)
             return nodes.container("", self._paragraph(note, lead=f"{words}: " if note else f"{words}."))
         if self.name in PROSE_DIRECTIVES:
             title = PROSE_DIRECTIVES[self.name]
@@ -126,7 +126,7 @@ class _Prose(Directive):
 def _role(*, code: bool) -> Callable[..., tuple[list[nodes.Node], list[nodes.Node]]]:
     def role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
              options: Any = None, content: Any = None) -> tuple[list[nodes.Node], list[nodes.Node]]:
-        shown = shown_text(text)
+        shown = nodes.unescape(text) if name.split(":")[-1] in LITERAL_ROLES else shown_text(text)
         return [nodes.literal(rawtext, shown) if code else nodes.Text(shown)], []
 
     return role

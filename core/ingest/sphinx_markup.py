@@ -12,6 +12,8 @@ CODE_ROLES = frozenset(
     "func meth class mod attr data const exc obj envvar option command program file samp kbd "
     "makevar type member macro var struct enum enumerator function expr".split()
 )
+#: Roles whose text is shown as written: no "title <target>" to read in them.
+LITERAL_ROLES = frozenset("code math kbd samp file".split())
 TEXT_ROLES = frozenset(
     "ref doc term abbr any numref download guilabel menuselection dfn keyword token".split()
 )
@@ -53,6 +55,15 @@ SKIPPED_DIRECTIVES = frozenset(
 _OTHER_BUILDERS = frozenset("latex epub man texinfo text xml pdf".split())
 
 
+def version_note(kind: str, argument: str) -> tuple[str, str]:
+    """A version directive's words and note: ("New in version 2.1", "The --user flag.").
+
+    Sphinx reads the words after the version (same line or next) as the note itself.
+    """
+    version, _, note = " ".join(argument.split()).partition(" ")
+    return f"{VERSION_DIRECTIVES[kind]} {version}", note
+
+
 def for_html(expression: str) -> bool:
     """Whether ``.. only:: expression`` content is on the HTML pages (unless it names others only)."""
     words = set(expression.replace("(", " ").replace(")", " ").split())
@@ -60,10 +71,11 @@ def for_html(expression: str) -> bool:
 
 
 def shown_text(role_text: str) -> str:
-    """What a role shows: ``title <target>`` -> title, ``~a.b.c`` -> c, ``!x`` -> x.
+    """What a cross-reference role shows: ``title <target>`` -> title, ``~a.b.c`` -> c, ``!x`` -> x.
 
     ``role_text`` is as docutils hands it to a role: an escaped character follows a NUL
-    (``:ref:`a \\<b>``` is no target), or, in raw source, a backslash.
+    (``:ref:`a \\<b>``` is no target), or, in raw source, a backslash. Roles that show their
+    text as written (``LITERAL_ROLES``: ``:code:`List<int>```) are not read through this.
     """
     text = role_text.strip()
     start = text.rfind("<")

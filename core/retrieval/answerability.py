@@ -1,7 +1,8 @@
 """Does the collection answer this question? One decision from signals that mean the same everywhere.
 
-Five signals, each independent of the corpus's size and subject, read off the fused
-ranking before anything is cut:
+Five signals, each independent of the corpus's size and subject; the first four are read
+off the fused ranking before anything is cut, the fifth off the question and the
+collection's vocabulary:
 
 * ``relevance``: the relevance (``core.retrieval.ranking.relevance``: the share of the
   question's terms a chunk holds, discounted when its meaning disagrees) of the first

@@ -235,19 +235,31 @@ def _english_correction(word: str) -> str | None:
 _NAME_RE = re.compile(r"[a-z]{4,}")
 
 
-def unknown_names(text: str, lexicon: Lexicon) -> list[str]:
+def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     """Words of ``text`` that neither the docs nor English know, typos of English words aside.
 
     What a near miss asks about is usually such a name: "can i use mujoco instead of
     gazebo", "serve grpc endpoints", "freeze it with pyinstaller" share every other word
     with the docs. A typo the spelling step left ("sensers", "befor") is one edit from an
     English word and is no name. An empty lexicon knows nothing, so it names nothing.
+
+    Args:
+        text: the search text (possessives and file names are read by their parts:
+            "mujoco's", "pyinstaller.exe").
+        lexicon: the collection's vocabulary.
+        limit: stop after this many (one decides; a few are logged).
     """
     if lexicon.empty:
         return []
     english = english_words()
-    return [w for w in dict.fromkeys(tokens(text)) if _NAME_RE.fullmatch(w) and w not in english
-            and not lexicon.knows(w) and _english_correction(w) is None]
+    names: list[str] = []
+    for word in dict.fromkeys(w for token in tokens(text) for w in re.split(r"['\u2019.]", token)):
+        if (_NAME_RE.fullmatch(word) and word not in english and not lexicon.knows(word)
+                and _english_correction(word) is None):
+            names.append(word)
+            if len(names) >= limit:
+                break
+    return names
 
 
 #: Stop words by their sorted letters: "thier" and "their" meet at "ehirt".

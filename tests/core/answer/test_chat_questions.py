@@ -205,3 +205,16 @@ async def test_a_question_after_an_unanswered_message_is_answered_on_its_own(run
     assert any(s.startswith("the message searched alone") and s.endswith("written from this search")
                for s in said)
     assert_clean_citations(response)
+
+
+async def test_a_name_the_docs_do_not_use_is_weighed_and_logged(runtime: Runtime) -> None:
+    # "zeromq" is neither the guide's word nor English: a near miss on Slack set-up.
+    response = await runtime.pipeline.answer("how do i connect ragbot to slack through zeromq?",
+                                             thread_id="names-1")
+    said = [e.response_summary or "" async for e in runtime.database.export(
+        event_type=EventType.RESULTS_RANKED, query_id=response.query_id)]
+    assert any("names the docs do not use: zeromq" in s for s in said)
+    plain = await runtime.pipeline.answer("how do i connect ragbot to slack?", thread_id="names-2")
+    said = [e.response_summary or "" async for e in runtime.database.export(
+        event_type=EventType.RESULTS_RANKED, query_id=plain.query_id)]
+    assert said and not any("names the docs" in s for s in said)

@@ -80,6 +80,18 @@ def test_myst_pages_read_as_markdown(tmp_path: Path) -> None:
     ("```{function} connect(host)\nOpen a connection.\n```", "`connect(host)`\n\nOpen a connection."),
     ("```{seealso}\n- {doc}`usage`\n```", "See also:\n\n- usage"),
     ("```{math}\ne = mc^2\n```", "```math\ne = mc^2\n```"),
+    # A code directive showing a fence keeps it inside a longer one.
+    ("````{code-block} markdown\n```bash\nmake\n```\n````\nAfter.",
+     "````markdown\n```bash\nmake\n```\n````\n\nAfter."),
+    ("::::{grid}\n:::{grid-item-card} Install\nRun `make`.\n:::\n::::", "Install: Run `make`."),
+    ("~~~{note}\nTilde fenced.\n~~~", "Note: Tilde fenced."),
+    ("```{note}\nNever closed.", "Note: Never closed."),
+    ("```{versionadded} 2.1\n```", "New in version 2.1."),
+    ("```{note}\n```", ""),  # no dangling "Note:"
+    ("```{rubric} Footnotes\n```", "Footnotes"),
+    ("```{spelling:word-list}\nfoo\n```", ""),
+    ("```python\n% not a comment\n(label)=\n```", "```python\n% not a comment\n(label)=\n```"),
+    ("A {code}`List<int>` and {kbd}`Ctrl`.", "A `List<int>` and `Ctrl`."),
 ])
 def test_directives_become_markdown(myst: str, markdown: str) -> None:
     assert myst_to_markdown(myst).strip("\n") == markdown
@@ -94,6 +106,15 @@ def test_directives_become_markdown(myst: str, markdown: str) -> None:
 ])
 def test_roles_and_attributes_outside_code_spans(line: str, read: str | None) -> None:
     assert myst_to_markdown(line) == (line if read is None else read)
+
+
+def test_deep_nesting_is_read_without_exhausting_the_stack() -> None:
+    text = myst_to_markdown(":::{note}\n" * 600 + "Deep.\n")
+    assert "Deep." in text
+
+
+def test_a_page_with_roles_only_is_myst() -> None:
+    assert looks_like_myst("Call {py:func}`connect` first.") and not looks_like_myst("Call `connect` first.")
 
 
 def test_plain_markdown_and_mdx_are_not_read_as_myst(tmp_path: Path) -> None:

@@ -27,9 +27,9 @@ def test_the_first_candidate_s_relevance_counts_and_none_means_no() -> None:
     from core.settings import Settings
 
     threshold = Settings.model_fields["answerable_probability"].default
-    # "which python version do i need" (signals as measured in the sixth pass, cosine 0.4): the
-    # install page answers it (0.46), nothing else does; a weak third candidate must not sink it
-    # as the mean of three (0.377) did.
+    # Signals like those of "which python version do i need" in the sixth pass (cosine 0.35 then;
+    # the message itself now scores 1.0): the install page answers it (0.46), nothing else does;
+    # a weak third candidate must not sink it as the mean of three (0.377) did.
     one_section = judge(relevances=[0.46, 0.5, 0.17], cosine=0.4, pages=3, held=[2, 3, 1])
     as_a_mean = judge(relevances=[(0.46 + 0.5 + 0.17) / 3], cosine=0.4, pages=3, held=[2, 3, 1])
     assert one_section.relevance == 0.46 and as_a_mean.probability < threshold <= one_section.probability

@@ -100,6 +100,10 @@ def test_names_neither_the_docs_nor_english_know_are_found() -> None:
     # "gazebo" the docs' own, "gpu" too short to tell; each name is listed once.
     text = "can i run mujoco and grpc with gazebo? the sensers in lecture use gpu, mujoco too"
     assert unknown_names(text, LEXICON) == ["mujoco", "grpc"]
+    # Possessives and file names by their parts; at most ``limit`` names.
+    assert unknown_names("MuJoCo\u2019s docs or pyinstaller.exe, cibuildwheel", LEXICON) == [
+        "mujoco", "pyinstaller", "cibuildwheel"]
+    assert unknown_names("mujoco grpc pyinstaller cibuildwheel", LEXICON, limit=2) == ["mujoco", "grpc"]
     assert unknown_names(text, Lexicon()) == []  # no lexicon yet: nothing is known, nothing named
 
 
