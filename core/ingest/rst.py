@@ -120,7 +120,7 @@ class _RstRenderer:
         if body and isinstance(body[0], nodes.paragraph) and title:
             self.builder.block(f"{title}: {_inline(body[0])}")
             body = body[1:]
-        elif title:
+        elif title and body:  # an empty note says nothing
             self.builder.block(f"{title}:")
         for child in body:
             self.visit(child, level=level)

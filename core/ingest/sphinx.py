@@ -53,25 +53,26 @@ class _SphinxCodeBlock(CodeBlock):
     option_spec = _AnyOptions(CodeBlock.option_spec)
 
 
-class _Skipped(Directive):
-    """A directive read and left out, content and all."""
+class _Lenient(Directive):
+    """A Sphinx directive: content, an optional argument and any option are accepted."""
 
     has_content = True
     optional_arguments = 1
     final_argument_whitespace = True
     option_spec = _AnyOptions(name=directives.unchanged)
 
+
+class _Skipped(_Lenient):
+    """A directive read and left out, content and all."""
+
     def run(self) -> list[nodes.Node]:
         return []
 
 
-class _Code(Directive):
+class _Code(_Lenient):
     """A code directive Sphinx or an extension adds: its content as a literal block."""
 
-    has_content = True
-    optional_arguments = 2
-    final_argument_whitespace = True
-    option_spec = _AnyOptions(name=directives.unchanged)
+    optional_arguments = 2  # "prompt:: bash $"
 
     def run(self) -> list[nodes.Node]:
         language = CODE_DIRECTIVES.get(self.name)
@@ -81,13 +82,8 @@ class _Code(Directive):
         return [nodes.literal_block(code, code, classes=[language] if language else [])]
 
 
-class _Prose(Directive):
+class _Prose(_Lenient):
     """A directive whose content is read as RST, after a lead line made from its argument."""
-
-    has_content = True
-    optional_arguments = 1
-    final_argument_whitespace = True
-    option_spec = _AnyOptions(name=directives.unchanged)
 
     def run(self) -> list[nodes.Node]:
         argument = " ".join(self.arguments).strip()
