@@ -38,8 +38,9 @@ class LoadedDocument:
     raw_sha256: str
     tags: list[str] = field(default_factory=list)
     front_matter: dict[str, Any] = field(default_factory=dict)
-    #: Names the parser when a format came to be read differently (``.rst`` by docutils, no
-    #: longer as plain text), so pages stored the old way are chunked again; "" for the rest.
+    #: Names the parser when a format came to be read differently (``.rst`` by docutils, MyST
+    #: pages through ``core.ingest.myst``), so pages stored the old way are chunked again once;
+    #: "" for the rest, whose fingerprints stay as they were.
     parser: str = ""
 
 
