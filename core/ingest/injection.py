@@ -21,6 +21,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.ingest.loaders import is_supported
+
 _IGNORE = r"\b(?:ignore|disregard|forget|override)\s+"
 _WORDS = r"(?:(?:the|all|any|of|your|my|previous|prior|above|earlier|preceding|system)\s+){0,3}?"
 _OWNED = "your|previous|prior|above|earlier|preceding|system"
@@ -56,7 +58,6 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 #: Files are read in windows of this size (with an overlap), so a huge page costs no more memory.
 _WINDOW = 1 << 20
 _OVERLAP = 512
-_SUFFIXES = frozenset({".md", ".mdx", ".markdown", ".html", ".htm", ".txt", ".rst"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +116,7 @@ def scan_folder(source: Path, *, root: Path | None = None) -> list[Suspicious]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for filename in sorted(filenames):
             path = Path(folder) / filename
-            if filename.startswith(".") or path.suffix.lower() not in _SUFFIXES:
+            if filename.startswith(".") or not is_supported(path):
                 continue
             if not path.resolve().is_relative_to(real_root):
                 continue

@@ -1,8 +1,8 @@
-"""Turn one docs file (Markdown, MDX, HTML, reStructuredText, plain text) into a ``LoadedDocument``.
+"""Turn one docs file (Markdown, MDX, HTML, reStructuredText, notebooks, text) into a ``LoadedDocument``.
 
 This module only dispatches on the file's suffix; each format has its own module:
 ``markdown.py`` (Markdown and MDX; MyST pages through ``myst.py`` first), ``front_matter.py``,
-``html.py``, ``rst.py`` (with ``sphinx.py``), ``text.py``,
+``html.py``, ``rst.py`` (with ``sphinx.py``), ``notebook.py`` (then as Markdown), ``text.py``,
 and ``urls.py`` for where a file is published. Parsing is pure: those modules take
 text and return typed values; only ``load_file`` touches the disk, and it opens only
 regular files whose resolved path is inside the ingest root (never a FIFO, a device,
@@ -24,6 +24,7 @@ from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import parse_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
+from core.ingest.notebook import notebook_markdown
 from core.ingest.text import decode_text, parse_plain_text
 from core.ingest.urls import document_url, prettify_stem
 
@@ -40,8 +41,10 @@ MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 MDX_SUFFIXES = frozenset({".mdx"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 RST_SUFFIXES = frozenset({".rst"})
+NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
 TEXT_SUFFIXES = frozenset({".txt"})
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | TEXT_SUFFIXES
+SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | NOTEBOOK_SUFFIXES
+                      | TEXT_SUFFIXES)
 #: Parsers whose reading of a format changed: pages they read are chunked again once
 #: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
 RST_PARSER = "rst-1"
@@ -85,6 +88,10 @@ def _rst(text: str) -> Parsed:
     return Parsed(title, sections, {}, RST_PARSER)
 
 
+def _notebook(text: str) -> Parsed:
+    return _markdown(notebook_markdown(text))
+
+
 def _plain_text(text: str) -> Parsed:
     return Parsed(None, parse_plain_text(text), {})
 
@@ -95,6 +102,7 @@ PARSERS: dict[str, Callable[[str], Parsed]] = {
     **dict.fromkeys(MDX_SUFFIXES, _mdx),
     **dict.fromkeys(HTML_SUFFIXES, _html),
     **dict.fromkeys(RST_SUFFIXES, _rst),
+    **dict.fromkeys(NOTEBOOK_SUFFIXES, _notebook),
     **dict.fromkeys(TEXT_SUFFIXES, _plain_text),
 }
 
@@ -128,7 +136,11 @@ def load_file(
     if parse is None:
         raise IngestSourceError(f"{path}: unsupported file type {suffix or '(none)'!r}")
     raw = read_regular_file(path, root=root, follow_symlinks=follow_symlinks)
-    parsed = parse(decode_text(raw, name=str(path)))
+    text = decode_text(raw, name=str(path))
+    try:
+        parsed = parse(text)
+    except ValueError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
+        raise IngestSourceError(f"{path}: {exc}") from exc
     relative = path.relative_to(root).as_posix()
     return LoadedDocument(
         source_document=relative,

@@ -275,3 +275,20 @@ def test_sphinx_docs_answer_with_the_command_fenced(kb: Path, tmp_path: Path,
     assert "`mylib`, run the following command in a terminal:" in response["response_text"]
     assert "```\n$ python -m pip install mylib\n```" in response["response_text"]
     assert ":mod:" not in response["response_text"] and "::" not in response["response_text"]
+
+
+def test_notebooks_are_answered_from_and_a_broken_one_is_reported(kb: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    book = tmp_path / "book"
+    book.mkdir()
+    cells = [{"cell_type": "markdown", "source": "# Calibration\n\nTo calibrate the arm, run:"},
+             {"cell_type": "code", "source": "arm.calibrate(samples=50)", "outputs": []}]
+    (book / "calibration.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}}), encoding="utf-8")
+    (book / "broken.ipynb").write_text("{ this is not json", encoding="utf-8")
+    code, out, err = run(capsys, "ingest", str(book), "--no-progress")
+    assert code == 0 and "broken.ipynb: not a Jupyter notebook" in out + err
+
+    code, out, _ = run(capsys, "ask", "--json", "how do i calibrate the arm?")
+    response = json.loads(out)
+    assert response["status"] == "answered"
+    assert "```python\narm.calibrate(samples=50)\n```" in response["response_text"]
