@@ -43,7 +43,7 @@ _TICKS = re.compile(r"(?<!`)`+(?!`)")
 _ROLE_NAME = re.compile(r"\{(?P<name>[a-z][\w:+.-]*)\}$")
 #: Attributes after a link or image: ``[text](url){.external}``, ``![img](a.png){w=500px}``.
 _ATTRIBUTES = re.compile(r"(?<=[)\]])\{(?:[.#][\w-]+|\w+=[^{}\s]+)(?:[ \t]+(?:[.#][\w-]+|\w+=[^{}\s]+))*\}")
-_TARGET = re.compile(r"^[ \t]*\([\w.:-]+\)=[ \t]*$")
+_TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*$")
 _COMMENT = re.compile(r"^[ \t]*%")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:")
 #: Directives with no prose of the page, on top of Sphinx's own (``SKIPPED_DIRECTIVES``).

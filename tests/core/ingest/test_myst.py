@@ -91,6 +91,7 @@ def test_myst_pages_read_as_markdown(tmp_path: Path) -> None:
     ("```{rubric} Footnotes\n```", "Footnotes"),
     ("```{spelling:word-list}\nfoo\n```", ""),
     ("```python\n% not a comment\n(label)=\n```", "```python\n% not a comment\n(label)=\n```"),
+    ("(hiding/remove-content)=\n# Remove content", "# Remove content"),
     ("A {code}`List<int>` and {kbd}`Ctrl`.", "A `List<int>` and `Ctrl`."),
 ])
 def test_directives_become_markdown(myst: str, markdown: str) -> None:
