@@ -18,10 +18,13 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.ingest.loaders import is_supported
+from core.errors import IngestSourceError
+from core.ingest.loaders import MAX_FILE_BYTES, is_supported
+from core.ingest.notebook import read_notebook
 
 _IGNORE = r"\b(?:ignore|disregard|forget|override)\s+"
 _WORDS = r"(?:(?:the|all|any|of|your|my|previous|prior|above|earlier|preceding|system)\s+){0,3}?"
@@ -88,16 +91,32 @@ def scan_file(path: Path, *, name: str) -> Suspicious | None:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
+        if path.suffix.lower() == ".ipynb":
+            return _scan(_notebook_windows(path), name=name)
         with path.open("r", encoding="utf-8", errors="replace") as handle:
-            tail = ""
-            while block := handle.read(_WINDOW):
-                found = instruction_reason(tail + block)
-                if found:
-                    return Suspicious(page=name, reason=found[0], excerpt=found[1])
-                tail = block[-_OVERLAP:]
-    except OSError:
+            return _scan(iter(lambda: handle.read(_WINDOW), ""), name=name)
+    except (OSError, IngestSourceError):
         return None  # the ingest itself reports what it cannot read
+
+
+def _scan(blocks: Iterable[str], *, name: str) -> Suspicious | None:
+    """The first window of ``blocks`` (read with an overlap) that talks to an assistant."""
+    tail = ""
+    for block in blocks:
+        found = instruction_reason(tail + block)
+        if found:
+            return Suspicious(page=name, reason=found[0], excerpt=found[1])
+        tail = block[-_OVERLAP:]
     return None
+
+
+def _notebook_windows(path: Path) -> list[str]:
+    """A notebook's text as ingest reads it (its cells, not outputs or JSON escapes), in windows."""
+    if path.stat().st_size > MAX_FILE_BYTES:
+        return []  # the ingest refuses it as too large
+    notebook = read_notebook(path.read_text(encoding="utf-8", errors="replace"))
+    text = f"{notebook.front_matter}\n{notebook.markdown}"
+    return [text[i:i + _WINDOW] for i in range(0, len(text), _WINDOW)]
 
 
 def scan_folder(source: Path, *, root: Path | None = None) -> list[Suspicious]:

@@ -24,7 +24,7 @@ from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import parse_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
-from core.ingest.notebook import notebook_markdown
+from core.ingest.notebook import read_notebook
 from core.ingest.text import decode_text, parse_plain_text
 from core.ingest.urls import document_url, prettify_stem
 
@@ -60,10 +60,16 @@ class Parsed(NamedTuple):
     sections: list[Section]
     front_matter: dict[str, Any]
     parser: str = ""
+    #: What fingerprints the page when its bytes change more often than its text ("": the bytes).
+    fingerprint: str = ""
 
 
 def _markdown(text: str, *, myst: bool = True) -> Parsed:
     front_matter, body = parse_front_matter(text)
+    return _markdown_body(body, front_matter, myst=myst)
+
+
+def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True) -> Parsed:
     parser = ""
     if myst and looks_like_myst(body):
         body, parser = myst_to_markdown(body), MYST_PARSER
@@ -89,7 +95,12 @@ def _rst(text: str) -> Parsed:
 
 
 def _notebook(text: str) -> Parsed:
-    return _markdown(notebook_markdown(text))
+    notebook = read_notebook(text)
+    front_matter = parse_front_matter(notebook.front_matter + "\n")[0] if notebook.front_matter else {}
+    parsed = _markdown_body(notebook.markdown, front_matter)
+    # Its cells, not its bytes: outputs and execution counts change each time it runs.
+    fingerprint = hashlib.sha256(f"{notebook.front_matter}\x00{notebook.markdown}".encode()).hexdigest()
+    return parsed._replace(fingerprint=fingerprint)
 
 
 def _plain_text(text: str) -> Parsed:
@@ -139,7 +150,7 @@ def load_file(
     text = decode_text(raw, name=str(path))
     try:
         parsed = parse(text)
-    except ValueError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
+    except IngestSourceError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
         raise IngestSourceError(f"{path}: {exc}") from exc
     relative = path.relative_to(root).as_posix()
     return LoadedDocument(
@@ -147,7 +158,7 @@ def load_file(
         title=clip_title(parsed.title or prettify_stem(relative)),
         url=document_url(path, relative, base_url=base_url, front_matter=parsed.front_matter),
         sections=parsed.sections,
-        raw_sha256=hashlib.sha256(raw).hexdigest(),
+        raw_sha256=parsed.fingerprint or hashlib.sha256(raw).hexdigest(),
         tags=tag_list(parsed.front_matter.get("tags")),
         front_matter=parsed.front_matter,
         parser=parsed.parser,
