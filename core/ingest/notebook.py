@@ -62,7 +62,12 @@ def read_notebook(text: str) -> NotebookText:
             parts.append(f"{'#' * _level(cell.get('level'))} {source}")
         elif kind == "code" and source.strip():
             parts.append(fenced(source, _language_name(cell.get("language")) or language))
-    return NotebookText(markdown="\n\n".join(parts) + "\n", front_matter=front_matter)
+    return NotebookText(markdown=_text("\n\n".join(parts) + "\n"), front_matter=_text(front_matter))
+
+
+def _text(text: str) -> str:
+    """``text`` with any lone surrogate (a JSON ``\\ud800`` escape) replaced: it is no character."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _json(text: str) -> Any:

@@ -83,6 +83,12 @@ def test_cells_stand_alone_and_hidden_ones_are_left_out() -> None:
         "```python\nunclosed = True\n```\n\n# Next\n\nplot shows it.\n")
 
 
+def test_a_lone_surrogate_is_replaced_not_fatal(tmp_path: Path) -> None:
+    page = tmp_path / "odd.ipynb"
+    page.write_text('{"cells": [{"cell_type": "markdown", "source": "# Odd \\ud800 title"}]}')
+    assert load_file(page, root=tmp_path).title == "Odd ? title"
+
+
 def test_running_a_notebook_again_does_not_change_its_fingerprint(tmp_path: Path) -> None:
     page = tmp_path / "run.ipynb"
     cell = {"cell_type": "code", "source": "print(1)", "execution_count": 1,
