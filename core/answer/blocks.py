@@ -19,6 +19,8 @@ from core.retrieval.terms import content_terms, introduces_next, refers_back
 BlockKind = Literal["para", "list", "code", "table", "heading"]
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+_DIAGRAM_FENCE_RE = re.compile(r"\s*(?:`{3,}|~{3,})[ \t]*\{?\.?(?:mermaid|plantuml|puml|graphviz|dot|d2)\b",
+                               re.IGNORECASE)
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
@@ -43,6 +45,11 @@ class Block:
     def continues(self) -> bool:
         """Prose that opens by pointing back ("This tool ..."): it needs what came before."""
         return self.kind == "para" and refers_back(self.text)
+
+    @property
+    def is_diagram(self) -> bool:
+        """Code that draws a diagram (mermaid, PlantUML, Graphviz): its source answers nobody in a chat."""
+        return self.kind == "code" and _DIAGRAM_FENCE_RE.match(self.text) is not None
 
     @property
     def is_body(self) -> bool:

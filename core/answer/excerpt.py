@@ -103,6 +103,8 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
             if block.kind == "heading":
                 heading = True
                 continue
+            if block.is_diagram:
+                continue
             pieces = [block]
             if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:
                 pieces = [Block("para", s) for s in split_prose(block.text)]

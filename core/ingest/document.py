@@ -102,6 +102,24 @@ def fenced(code: str, language: str = "") -> str:
     return f"{fence}{language}\n{code.rstrip()}\n{fence}"
 
 
+#: A line that starts a list, code, table, quote or heading: a lead goes on the line before it.
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|`{3,}|~{3,}|\||#|>)")
+
+
+def with_lead(lead: str, text: list[str]) -> list[str]:
+    """``lead`` before the first paragraph of ``text`` (on its own line before a list or code).
+
+    A label with nothing after it ("Note:" over an empty note) is left out.
+    """
+    if not any(line.strip() for line in text):
+        return [lead] if lead and not lead.endswith(":") else []
+    if not lead:
+        return text
+    if lead.endswith(":") and not _BLOCK_START.match(text[0]):
+        return [f"{lead} {text[0].lstrip()}", *text[1:]]
+    return [lead, "", *text]
+
+
 def clip_title(title: str) -> str:
     """One line, at most ``MAX_TITLE_CHARS`` long; "Untitled" when nothing is left."""
     title = " ".join(title.split())

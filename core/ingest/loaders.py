@@ -1,7 +1,8 @@
 """Turn one docs file (Markdown, MDX, HTML, reStructuredText, notebooks, text) into a ``LoadedDocument``.
 
 This module only dispatches on the file's suffix; each format has its own module:
-``markdown.py`` (Markdown and MDX; MyST pages through ``myst.py`` first), ``front_matter.py``,
+``markdown.py`` (Markdown and MDX; MyST pages through ``myst.py`` first, MkDocs' notes, tabs and
+diagram fences through ``mkdocs.py``), ``front_matter.py``,
 ``html.py``, ``rst.py`` (with ``sphinx.py``), ``notebook.py`` (then as Markdown), ``text.py``,
 and ``urls.py`` for where a file is published. Parsing is pure: those modules take
 text and return typed values; only ``load_file`` touches the disk, and it opens only
@@ -23,6 +24,7 @@ from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import parse_markdown
+from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
 from core.ingest.text import decode_text, parse_plain_text
@@ -49,6 +51,7 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
 #: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
 RST_PARSER = "rst-1"
 MYST_PARSER = "myst-1"
+MKDOCS_PARSER = "mkdocs-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -70,11 +73,15 @@ def _markdown(text: str, *, myst: bool = True) -> Parsed:
 
 
 def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True) -> Parsed:
-    parser = ""
+    parsers = []
     if myst and looks_like_myst(body):
-        body, parser = myst_to_markdown(body), MYST_PARSER
+        body = myst_to_markdown(body)
+        parsers.append(MYST_PARSER)
+    if looks_like_mkdocs(body):
+        body = mkdocs_to_markdown(body)
+        parsers.append(MKDOCS_PARSER)
     h1, sections = parse_markdown(body)
-    return Parsed(text_value(front_matter.get("title")) or h1, sections, front_matter, parser)
+    return Parsed(text_value(front_matter.get("title")) or h1, sections, front_matter, "+".join(parsers))
 
 
 def _mdx(text: str) -> Parsed:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from core.ingest.document import fenced
+from core.ingest.document import fenced, with_lead
 from core.ingest.markdown import closes_fence, fence_opening
 from core.ingest.sphinx_markup import (
     CODE_DIRECTIVES,
@@ -56,8 +56,6 @@ _CODE = {**CODE_DIRECTIVES, "code-block": None, "code": None, "sourcecode": None
 #: Directives titled by their argument (a rubric's text, a topic's title) rather than a label.
 _TITLED = frozenset("rubric topic sidebar".split())
 _ADMONITIONS = frozenset("note warning tip important caution attention danger error hint".split())
-#: A line that starts a list, code, table, quote or heading: a lead goes on the line before it.
-_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|`{3,}|~{3,}|\||#|>)")
 #: Directives nested deeper than this are read as plain text: the page must not exhaust the stack.
 _MAX_DEPTH = 20
 #: How far before a backtick a role's ``{name}`` may start.
@@ -130,7 +128,7 @@ def _directive(name: str, args: str, body: list[str], depth: int) -> list[str]:
     lead = _lead(kind, args)
     if not text and kind in VERSION_DIRECTIVES:
         return [lead.removesuffix(":") + "."]  # "New in version 2.1.", nothing more to say
-    return _with_lead(lead, text.split("\n") if text else [])
+    return with_lead(lead, text.split("\n") if text else [])
 
 
 def _lead(kind: str, args: str) -> str:
@@ -148,20 +146,6 @@ def _lead(kind: str, args: str) -> str:
     if kind in OBJECT_DIRECTIVES and args:
         return f"`{args}`"
     return args if kind in _TITLED else ""
-
-
-def _with_lead(lead: str, text: list[str]) -> list[str]:
-    """``lead`` before the first paragraph of ``text`` (on its own line before a list or code).
-
-    A label with nothing after it ("Note:" over an empty note) is left out.
-    """
-    if not any(line.strip() for line in text):
-        return [lead] if lead and not lead.endswith(":") else []
-    if not lead:
-        return text
-    if lead.endswith(":") and not _BLOCK_START.match(text[0]):
-        return [f"{lead} {text[0].lstrip()}", *text[1:]]
-    return [lead, "", *text]
 
 
 def _roles(line: str) -> str:

@@ -337,6 +337,17 @@ def test_an_excerpt_does_not_run_on_into_the_next_section() -> None:
     assert "listens on a port" in result.text and "--verbose-logs" not in result.text
 
 
+def test_a_diagram_source_is_never_quoted() -> None:
+    # Mermaid source names every word of the topic, yet nobody in a chat can read it.
+    page = chunk(1, "Proxies.\n\nThe proxy adds forwarded headers before the request reaches the server:\n\n"
+                    "```mermaid\nsequenceDiagram\nProxy->>Server: forwarded headers request server proxy\n```"
+                    "\n\nThe server trusts forwarded headers only from the proxy addresses you allow.")
+    result = ExtractiveGenerator().answer(request("how does the proxy pass forwarded headers to the server?",
+                                                  [page]))
+    assert "forwarded headers" in result.text and "mermaid" not in result.text
+    assert "sequenceDiagram" not in result.text
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("This tool helps.", True), ("However, it fails.", True), ("It is fast.", True),
     ("There are no wheels.", False), ("Thistle grows.", False), ("Use the tool.", False),

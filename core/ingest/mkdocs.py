@@ -1,0 +1,100 @@
+"""MkDocs' Markdown extensions (admonitions, content tabs, snippets) -> plain Markdown.
+
+Python-Markdown, which MkDocs (and Material for MkDocs) renders with, writes a note as a
+marker line (``!!! note "Title"``, collapsible ``??? tip`` or ``???+ tip``) and a content tab
+as ``=== "macOS and Linux"``, each followed by its content indented four spaces. Read as plain
+Markdown, the marker stayed a paragraph of its own (an answer opened with "!!! tip") and a
+tab's name, often what its command is for, was a stray line. Here the content is dedented
+and led by the label a reader sees ("Note:", "Title:", "macOS and Linux:"), as MyST's notes
+are (``core.ingest.myst``); nested blocks are read too.
+
+Snippet includes (``--8<-- "file.md"``) are dropped: the included file is not there to read.
+Pure functions over text; code fences are left as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.ingest.document import with_lead
+from core.ingest.markdown import closes_fence, fence_opening
+
+#: ``!!! note``, ``??? tip "Title"``, ``???+ warning``, ``!!! note ""``; ``=== "Tab"`` (``===+`` selected).
+_OPEN = re.compile(
+    r"^(?P<indent>[ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[\w-]+)(?:[ \t]+[\w-]+)*"
+    r"(?:[ \t]+\"(?P<title>[^\"]*)\")?"
+    r"|===\+?[ \t]+\"(?P<tab>[^\"]*)\")[ \t]*$"
+)
+_SNIPPET = re.compile(r"^[ \t]*-+8<-+(?P<bare>[ \t]*$)?")
+_SIGNS = re.compile(r"^[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]+|===\+?[ \t]+\"|-+8<-+)", re.M)
+#: The width of the indentation that holds a block's content.
+_STEP = 4
+#: Blocks nested deeper than this are read as plain text: the page must not exhaust the stack.
+_MAX_DEPTH = 20
+
+
+def looks_like_mkdocs(text: str) -> bool:
+    """Whether ``text`` uses an admonition, a content tab or a snippet include."""
+    return _SIGNS.search(text) is not None
+
+
+def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
+    """Rewrite admonitions and tabs as labelled prose; drop snippet includes."""
+    lines = text.split("\n")
+    out: list[str] = []
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if fence is not None:  # inside a code fence: as written
+            out.append(line)
+            fence = None if closes_fence(line, fence) else fence
+        elif (fence := fence_opening(line)) is not None:
+            out.append(line)
+        elif depth < _MAX_DEPTH and (opener := _OPEN.match(line)):
+            indent = _width(opener["indent"])
+            body, i = _body(lines, i, indent)
+            content = mkdocs_to_markdown("\n".join(body), depth=depth + 1).strip("\n")
+            led = with_lead(_lead(opener), content.split("\n") if content else [])
+            out.extend(["", *(" " * indent + x if x.strip() else "" for x in led), ""])
+        elif snippet := _SNIPPET.match(line):
+            if snippet["bare"] is not None:  # a block of file names, up to the closing marker
+                while i < len(lines) and not _SNIPPET.match(lines[i]):
+                    i += 1
+                i += 1
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _width(whitespace: str) -> int:
+    return len(whitespace.expandtabs(_STEP))
+
+
+def _body(lines: list[str], start: int, indent: int) -> tuple[list[str], int]:
+    """The lines indented under a marker at ``indent``, dedented one step; where reading goes on."""
+    end = start
+    while end < len(lines) and (not lines[end].strip() or _width(_leading(lines[end])) >= indent + _STEP):
+        end += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1  # blank lines after the content belong to what follows
+    cut = indent + _STEP
+    return [_dedent(x, cut) for x in lines[start:end]], end
+
+
+def _leading(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _dedent(line: str, columns: int) -> str:
+    lead = _leading(line).expandtabs(_STEP)
+    return lead[columns:] + line.lstrip(" \t")
+
+
+def _lead(opener: re.Match[str]) -> str:
+    """The label a reader sees: a title, else the note's kind ("Tip:"); a tab's name."""
+    title = opener["tab"] if opener["tab"] is not None else opener["title"]
+    if title is not None:
+        return f"{title.strip()}:" if title.strip() else ""  # ``!!! note ""`` shows no title
+    return f"{opener['kind'].replace('-', ' ').capitalize()}:" if opener["kind"] else ""
