@@ -1,8 +1,8 @@
 """Turn one docs file (Markdown, MDX, HTML, reStructuredText, notebooks, text) into a ``LoadedDocument``.
 
 This module only dispatches on the file's suffix; each format has its own module:
-``markdown.py`` (Markdown and MDX; MyST pages through ``myst.py`` first, MkDocs' notes, tabs and
-diagram fences through ``mkdocs.py``), ``front_matter.py``,
+``markdown.py`` (Markdown and MDX; MyST pages through ``myst.py`` first, MkDocs' notes and tabs
+through ``mkdocs.py``, GitBook, Jekyll and Hugo tags through ``templates.py``), ``front_matter.py``,
 ``html.py``, ``rst.py`` (with ``sphinx.py``), ``notebook.py`` (then as Markdown), ``text.py``,
 and ``urls.py`` for where a file is published. Parsing is pure: those modules take
 text and return typed values; only ``load_file`` touches the disk, and it opens only
@@ -26,6 +26,7 @@ from core.ingest.html import parse_html
 from core.ingest.markdown import parse_markdown
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
+from core.ingest.templates import looks_like_templates, templates_to_markdown
 from core.ingest.notebook import read_notebook
 from core.ingest.text import decode_text, parse_plain_text
 from core.ingest.urls import document_url, prettify_stem
@@ -52,6 +53,7 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
 RST_PARSER = "rst-1"
 MYST_PARSER = "myst-1"
 MKDOCS_PARSER = "mkdocs-1"
+TEMPLATES_PARSER = "templates-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -80,6 +82,9 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True
     if looks_like_mkdocs(body):
         body = mkdocs_to_markdown(body)
         parsers.append(MKDOCS_PARSER)
+    if looks_like_templates(body):
+        body = templates_to_markdown(body)
+        parsers.append(TEMPLATES_PARSER)
     h1, sections = parse_markdown(body)
     return Parsed(text_value(front_matter.get("title")) or h1, sections, front_matter, "+".join(parsers))
 

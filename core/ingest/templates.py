@@ -1,0 +1,103 @@
+"""Static-site template tags (GitBook and Jekyll's ``{% %}``, Hugo's shortcodes) -> plain Markdown.
+
+GitBook writes a note as ``{% hint style="warning" %}`` ... ``{% endhint %}`` and tabs as
+``{% tab title="Windows" %}``; Hugo writes ``{{< alert title="Note" >}}`` ... ``{{< /alert >}}``;
+Jekyll pages hold ``{% include %}`` and ``{% raw %}`` lines. Read as plain Markdown, the tags
+stayed in the text, were searched, and were quoted in answers. Here a line holding only a tag
+goes: a block tag's content stays, led by what a reader sees (its ``title``, else its kind,
+"Warning:"), as MkDocs' notes are (``core.ingest.mkdocs``); other tags (includes, tables of
+contents) are left out, their files not being there to read. Tags inside a line of prose and
+anything in code fences are left as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.ingest.document import with_lead
+from core.ingest.markdown import closes_fence, fence_opening
+
+#: A line that is one tag: ``{% name args %}`` (``{%-`` trims), ``{{< name args >}}``, ``{{% name %}}``.
+_TAG = re.compile(
+    r"^[ \t]*(?:\{%-?[ \t]*(?P<liquid>[\w-]+)(?P<largs>.*?)-?%\}"
+    r"|\{\{[<%][ \t]*(?P<close>/)?[ \t]*(?P<hugo>[\w/.-]+)(?P<hargs>.*?)[>%]\}\})[ \t]*$"
+)
+_SIGNS = re.compile(r"^[ \t]*(?:\{%-?[ \t]*[\w-]+.*?-?%\}|\{\{[<%].*?[>%]\}\})[ \t]*$", re.M)
+_TITLE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_STYLE = re.compile(r"""\b(?:style|type|color)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+#: Tags that are notes: their kind ("Warning:") leads their content when they have no title.
+_NOTES = frozenset("hint alert notice callout admonition note tip warning info danger caution".split())
+#: Blocks nested deeper than this are read as plain text: the page must not exhaust the stack.
+_MAX_DEPTH = 20
+
+
+def looks_like_templates(text: str) -> bool:
+    """Whether ``text`` has a line holding only a template tag."""
+    return _SIGNS.search(text) is not None
+
+
+def templates_to_markdown(text: str, *, depth: int = 0) -> str:
+    """Rewrite tag-only lines: block tags as their labelled content, the rest left out."""
+    lines = text.split("\n")
+    closing = _pairs(lines)
+    out: list[str] = []
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if fence is not None:  # inside a code fence: as written
+            out.append(line)
+            fence = None if closes_fence(line, fence) else fence
+        elif (fence := fence_opening(line)) is not None or (tag := _TAG.match(line)) is None:
+            out.append(line)
+        elif depth < _MAX_DEPTH and (end := closing.get(i - 1)) is not None:
+            body = templates_to_markdown("\n".join(lines[i:end]), depth=depth + 1).strip("\n")
+            out.extend(["", *with_lead(_label(tag), body.split("\n") if body else []), ""])
+            i = end + 1
+    return "\n".join(out)
+
+
+def _name(tag: re.Match[str]) -> str:
+    return (tag["liquid"] or tag["hugo"] or "").lower()
+
+
+def _pairs(lines: list[str]) -> dict[int, int]:
+    """Map each block tag's line to the line closing it (``{% endhint %}``, ``{{< /alert >}}``).
+
+    One pass with a stack per name, so a page of many unclosed tags (includes) stays linear.
+    Code fences are skipped: a tag shown in code neither opens nor closes anything.
+    """
+    open_at: dict[str, list[int]] = {}
+    pairs: dict[int, int] = {}
+    fence: str | None = None
+    for k, line in enumerate(lines):
+        if fence is not None:
+            fence = None if closes_fence(line, fence) else fence
+            continue
+        if (fence := fence_opening(line)) is not None or (tag := _TAG.match(line)) is None:
+            continue
+        name = _name(tag)
+        closes = name.removeprefix("end") if tag["liquid"] and name.startswith("end") else None
+        if tag["close"] or closes is not None:
+            stack = open_at.get(closes or name)
+            if stack:
+                pairs[stack.pop()] = k
+        else:
+            open_at.setdefault(name, []).append(k)
+    return pairs
+
+
+def _label(tag: re.Match[str]) -> str:
+    """What a reader sees before the content: the title, else a note's kind or style ("Warning:")."""
+    args = tag["largs"] or tag["hargs"] or ""
+    if title := _TITLE.search(args):
+        text = (title[1] if title[1] is not None else title[2]).strip()
+        return f"{text}:" if text else ""
+    if _name(tag) in _NOTES:
+        style = _STYLE.search(args)
+        positional = args.split()[0] if args.split() and "=" not in args.split()[0] else ""
+        kind = (style[1] if style[1] is not None else style[2]) if style else positional or _name(tag)
+        kind = kind.strip().strip("\"'")
+        return f"{kind.capitalize()}:" if kind else ""
+    return ""

@@ -1,0 +1,86 @@
+"""Template tags of static-site generators (GitBook, Jekyll, Hugo, mkdocs-macros) read as Markdown."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from core.ingest.loaders import load_file
+from core.ingest.templates import looks_like_templates, templates_to_markdown
+
+PAGE = """\
+# Install
+
+{% hint style="warning" %}
+Back up your data first.
+{% endhint %}
+
+{% tabs %}
+{% tab title="Windows" %}
+```powershell
+irm https://example.org/install.ps1 | iex
+```
+{% endtab %}
+{% endtabs %}
+
+{% include "footer.md" %}
+
+{{< alert title="Heads up" >}}
+Restart the shell.
+{{< /alert >}}
+
+{% for user in people %}
+A generated line.
+{% endfor -%}
+
+Inline {{< param "version" >}} stays as written.
+
+```liquid
+{% hint style="info" %}
+shown as written
+{% endhint %}
+```
+"""
+
+
+def test_template_tags_read_as_markdown(tmp_path: Path) -> None:
+    page = tmp_path / "install.md"
+    page.write_text(PAGE)
+    doc = load_file(page, root=tmp_path)
+    assert doc.title == "Install" and doc.parser == "templates-1"
+    [section] = doc.sections
+    assert section.blocks == [
+        "Warning: Back up your data first.",
+        "Windows:",
+        "```powershell\nirm https://example.org/install.ps1 | iex\n```",
+        "Heads up: Restart the shell.",
+        "A generated line.",
+        "Inline {{< param \"version\" >}} stays as written.",
+        "```liquid\n{% hint style=\"info\" %}\nshown as written\n{% endhint %}\n```",
+    ]
+
+
+@pytest.mark.parametrize(("tags", "markdown"), [
+    ("{{% notice tip %}}\nHugo's notice.\n{{% /notice %}}", "Tip: Hugo's notice."),
+    ("{% hint style='danger' %}\nCareful.\n{% endhint %}", "Danger: Careful."),
+    ('{% code title="app.py" %}\n```python\nrun()\n```\n{% endcode %}', "app.py:\n\n```python\nrun()\n```"),
+    ("{% raw %}\nKept.\n{% endraw %}", "Kept."),
+    ("{% endhint %}\nA closing tag with no opening one goes.", "A closing tag with no opening one goes."),
+    ("{{< callout >}}\nNo kind given.\n{{< /callout >}}", "Callout: No kind given."),
+])
+def test_block_tags_become_labelled_prose(tags: str, markdown: str) -> None:
+    assert re.sub(r"\n{3,}", "\n\n", templates_to_markdown(tags)).strip("\n") == markdown
+
+
+def test_many_unclosed_tags_and_deep_nesting_stay_cheap() -> None:
+    many = "{% include x.md %}\n" * 20_000 + "Text."
+    assert templates_to_markdown(many).strip() == "Text."
+    deep = "{% if a %}\n" * 300 + "Deep.\n" + "{% endif %}\n" * 300
+    assert templates_to_markdown(deep).strip() == "Deep."
+
+
+def test_detection() -> None:
+    assert looks_like_templates("{% hint %}\nx\n{% endhint %}") and looks_like_templates("{{< toc >}}")
+    assert not looks_like_templates("Plain text with {{ a variable }} and {% inline %} tags.")
