@@ -19,8 +19,8 @@ from core.retrieval.terms import content_terms, introduces_next, refers_back
 BlockKind = Literal["para", "list", "code", "table", "heading"]
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
-_DIAGRAM_FENCE_RE = re.compile(r"\s*(?:`{3,}|~{3,})[ \t]*\{?\.?(?:mermaid|plantuml|puml|graphviz|dot|d2)\b",
-                               re.IGNORECASE)
+_DIAGRAM_FENCE_RE = re.compile(
+    r"\s*(?:`{3,}|~{3,})[ \t]*\{?\.?(?:mermaid|plantuml|puml|uml|graphviz|dot|d2)(?=[\s{}]|$)", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")

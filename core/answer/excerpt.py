@@ -104,6 +104,11 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
                 heading = True
                 continue
             if block.is_diagram:
+                # Never quoted: what introduced it is left with nothing to introduce, and
+                # what follows it is no body of the prose before it.
+                if units and units[-1].block.is_lead_in:
+                    units.pop()
+                heading = True
                 continue
             pieces = [block]
             if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:

@@ -26,8 +26,8 @@ from core.ingest.html import parse_html
 from core.ingest.markdown import parse_markdown
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
-from core.ingest.templates import looks_like_templates, templates_to_markdown
 from core.ingest.notebook import read_notebook
+from core.ingest.templates import looks_like_templates, templates_to_markdown
 from core.ingest.text import decode_text, parse_plain_text
 from core.ingest.urls import document_url, prettify_stem
 
@@ -76,6 +76,7 @@ def _markdown(text: str, *, myst: bool = True) -> Parsed:
 
 def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True) -> Parsed:
     parsers = []
+    body = body.replace("\r\n", "\n").replace("\r", "\n")  # the rewrites below read lines
     if myst and looks_like_myst(body):
         body = myst_to_markdown(body)
         parsers.append(MYST_PARSER)

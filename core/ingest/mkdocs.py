@@ -9,7 +9,8 @@ and led by the label a reader sees ("Note:", "Title:", "macOS and Linux:"), as M
 are (``core.ingest.myst``); nested blocks are read too.
 
 Snippet includes (``--8<-- "file.md"``) are dropped: the included file is not there to read.
-Pure functions over text; code fences are left as written.
+Pure functions over text; code fences are left as written, but for the indentation a note's
+or a tab's content loses (tabs count four columns, as in Python-Markdown).
 """
 
 from __future__ import annotations
@@ -19,14 +20,18 @@ import re
 from core.ingest.document import with_lead
 from core.ingest.markdown import closes_fence, fence_opening
 
-#: ``!!! note``, ``??? tip "Title"``, ``???+ warning``, ``!!! note ""``; ``=== "Tab"`` (``===+`` selected).
+#: ``!!! note``, ``??? tip "Title"``, ``???+ warning``, ``!!! note ""``; ``=== "Tab"`` (``===+``,
+#: ``===!`` and ``===+!`` too). As Python-Markdown reads them: the space after the marker is
+#: optional and a title runs to the line's last quote.
 _OPEN = re.compile(
-    r"^(?P<indent>[ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[\w-]+)(?:[ \t]+[\w-]+)*"
-    r"(?:[ \t]+\"(?P<title>[^\"]*)\")?"
-    r"|===\+?[ \t]+\"(?P<tab>[^\"]*)\")[ \t]*$"
+    r"^(?P<indent>[ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]?(?P<kind>[\w-]+)(?:[ \t]+[\w-]+)*"
+    r"(?:[ \t]+\"(?P<title>.*)\")?"
+    r"|===\+?!?[ \t]+\"(?P<tab>.*)\")[ \t]*$"
 )
-_SNIPPET = re.compile(r"^[ \t]*-+8<-+(?P<bare>[ \t]*$)?")
-_SIGNS = re.compile(r"^[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]+|===\+?[ \t]+\"|-+8<-+)", re.M)
+#: pymdownx's snippet include: ``--8<-- "file.md"``, or a block of file names between bare markers.
+_SNIPPET = re.compile(r"^[ \t]*-+8<-+[ \t]+([\"']).*\1[ \t]*$")
+_SNIPPET_BLOCK = re.compile(r"^[ \t]*-+8<-+[ \t]*$")
+_SIGNS = re.compile(r"^[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]?[\w-]+|===\+?!?[ \t]+\"|-+8<-+)", re.M)
 #: The width of the indentation that holds a block's content.
 _STEP = 4
 #: Blocks nested deeper than this are read as plain text: the page must not exhaust the stack.
@@ -53,19 +58,32 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
         elif (fence := fence_opening(line)) is not None:
             out.append(line)
         elif depth < _MAX_DEPTH and (opener := _OPEN.match(line)):
-            indent = _width(opener["indent"])
-            body, i = _body(lines, i, indent)
-            content = mkdocs_to_markdown("\n".join(body), depth=depth + 1).strip("\n")
-            led = with_lead(_lead(opener), content.split("\n") if content else [])
-            out.extend(["", *(" " * indent + x if x.strip() else "" for x in led), ""])
-        elif snippet := _SNIPPET.match(line):
-            if snippet["bare"] is not None:  # a block of file names, up to the closing marker
-                while i < len(lines) and not _SNIPPET.match(lines[i]):
-                    i += 1
-                i += 1
-        else:
+            out.extend(_block(opener, lines, i, depth) or [line])  # no content: a line of text
+            i = _body(lines, i, _width(opener["indent"]))[1]
+        elif _SNIPPET_BLOCK.match(line) and (end := _snippet_end(lines, i)) is not None:
+            i = end + 1  # a block of file names, up to its closing marker
+        elif not _SNIPPET.match(line):
             out.append(line)
+    if fence is not None and depth > 0:
+        out.append(fence)  # a note's code ends with the note, as Python-Markdown reads it
     return "\n".join(out)
+
+
+def _block(opener: re.Match[str], lines: list[str], start: int, depth: int) -> list[str]:
+    """A note's or tab's content after its label, at the marker's indentation; [] when it has none."""
+    indent = _width(opener["indent"])
+    body, _ = _body(lines, start, indent)
+    content = mkdocs_to_markdown("\n".join(body), depth=depth + 1).strip("\n")
+    lead = _lead(opener)
+    if not content:  # a title with nothing under it is still a line worth keeping
+        return ["", " " * indent + lead.removesuffix(":"), ""] if opener["title"] or opener["tab"] else []
+    led = with_lead(lead, content.split("\n"))
+    return ["", *(" " * indent + x if x.strip() else "" for x in led), ""]
+
+
+def _snippet_end(lines: list[str], start: int) -> int | None:
+    """The closing marker of a snippet block opened before ``start``, if one follows."""
+    return next((k for k in range(start, len(lines)) if _SNIPPET_BLOCK.match(lines[k])), None)
 
 
 def _width(whitespace: str) -> int:
@@ -96,5 +114,6 @@ def _lead(opener: re.Match[str]) -> str:
     """The label a reader sees: a title, else the note's kind ("Tip:"); a tab's name."""
     title = opener["tab"] if opener["tab"] is not None else opener["title"]
     if title is not None:
-        return f"{title.strip()}:" if title.strip() else ""  # ``!!! note ""`` shows no title
+        title = title.strip().removesuffix(":")  # "Step 1:" is not labelled "Step 1::"
+        return f"{title}:" if title else ""  # ``!!! note ""`` shows no title
     return f"{opener['kind'].replace('-', ' ').capitalize()}:" if opener["kind"] else ""

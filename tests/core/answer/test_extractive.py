@@ -348,6 +348,16 @@ def test_a_diagram_source_is_never_quoted() -> None:
     assert "sequenceDiagram" not in result.text
 
 
+def test_a_lead_in_to_a_diagram_is_not_quoted_with_what_follows_the_diagram() -> None:
+    page = chunk(1, "Proxies.\n\nThe proxy forwards headers to the server as follows:\n\n"
+                    "```mermaid\ngraph LR\nproxy --> server\n```\n\n```yaml\nunrelated: true\n```\n\n"
+                    "Servers log every request.")
+    result = ExtractiveGenerator().answer(request("how does the proxy forward headers to the server?",
+                                                  [page]))
+    # Before, the lead-in was quoted with the block after the diagram as if it introduced it.
+    assert "as follows:" not in result.text
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("This tool helps.", True), ("However, it fails.", True), ("It is fast.", True),
     ("There are no wheels.", False), ("Thistle grows.", False), ("Use the tool.", False),
