@@ -12,12 +12,17 @@ Scoring is pure and corpus-independent: question terms are weighted by their
 inverse frequency among the candidate blocks (a word in every block says little),
 plus word-pair overlap, the chunk's retrieval relevance and rank, whether the chunk's
 heading path names the asked thing, and (when the local model is at hand) the dense
-similarity of question and block, so meaning counts where the words differ.
+similarity of question and block, so meaning counts where the words differ. A block that
+asks (a question, quiz options, an exercise's task), or any block of a chunk mostly made of
+them, is scored down like a fragment: textbooks' quizzes and exercises restate the words of
+what they ask about but answer nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,7 +47,8 @@ EXTRA_RATIO = 0.6
 LONG_PARAGRAPH = 450
 #: Block score weights: question terms held (IDF-weighted), word pairs, the chunk's relevance,
 #: its heading naming the asked thing, early position in the chunk, retrieval rank, and a
-#: penalty for a fragment (cut mid-sentence or unfenced code). Rank was tuned on gazebo-docs
+#: penalty for a fragment (cut mid-sentence or unfenced code) or a block that asks (``_asks``:
+#: the same penalty, not tuned; BENCHMARKS.md, eighth pass). Rank was tuned on gazebo-docs
 #: and checked on robotics-textbook-2 (BENCHMARKS.md).
 W_OVERLAP = 0.5
 W_PAIRS = 0.1
@@ -61,6 +67,15 @@ W_SEMANTIC = 0.1
 SEMANTIC_DEPTH = 12
 
 
+#: Multiple-choice options ("a) Local planner b) Global planner").
+_CHOICES = re.compile(r"(?:^|\s)\(?[a-dA-D]\)\s")
+#: An exercise's task: prose opening with the verbs assignments use ("Explain the difference
+#: between ...", "1. **System design**: Design a ..."). Docs never open a paragraph with them
+#: (none of fastapi-docs' or uv-docs' paragraphs, one of gazebo-docs'); textbooks do, in exercises.
+_TASK = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:\*\*[^*\n]{1,60}\*\*\s*:?\s*)?(?:explain|discuss|compare|contrast|justify"
+    r"|evaluate|analy[sz]e|describe|identify|design|propose|outline|summari[sz]e|research)\b", re.IGNORECASE)
+
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
 #: would outweigh the word the question is about.
 _VAGUE = frozenset(content_terms("way ways thing things stuff something anything everything"))
@@ -77,6 +92,8 @@ class _Unit:
     pairs: frozenset[tuple[str, str]]
     #: The first block under a heading: what comes before it belongs to another section.
     opens_section: bool = False
+    #: The block asks (a question, a task, quiz options), or most of its chunk does.
+    asks: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,10 +136,19 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
                 terms = _terms(piece.text)
                 pairs = frozenset(itertools.pairwise(terms))
                 units.append(_Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
-                                   pairs=pairs, opens_section=heading))
+                                   pairs=pairs, opens_section=heading, asks=_asks(piece)))
                 heading = False
+        if units and 2 * sum(u.asks for u in units) >= len(units):  # an exercise or a quiz
+            units = [dataclasses.replace(u, asks=True) for u in units]
         out.append(units)
     return out
+
+
+def _asks(block: Block) -> bool:
+    """A question, multiple-choice options or an exercise's task: what a quiz asks, not an answer."""
+    text = block.text.rstrip().rstrip("*_").rstrip()
+    prose_asks = block.kind in ("para", "list") and (text.endswith("?") or _TASK.match(text) is not None)
+    return prose_asks or len(_CHOICES.findall(block.text)) >= 2
 
 
 def _weights(question_terms: frozenset[str], units: Sequence[_Unit]) -> dict[str, float]:
@@ -142,7 +168,9 @@ def _score(
     heading_terms = frozenset(_terms(f"{chunk.title} {chunk.section}"))
     heading = sum(w for t, w in weights.items() if t in heading_terms) / total
     text = unit.block.text
-    fragment = unit.block.kind == "para" and (text[:1].islower() or looks_like_code(text))
+    # A fragment (cut mid-sentence, unfenced code) reads badly; a quiz or an exercise restates
+    # the asked words but answers nothing.
+    fragment = unit.asks or (unit.block.kind == "para" and (text[:1].islower() or looks_like_code(text)))
     if unit.block.kind == "code":
         # Code mentions many identifiers by chance; it answers when the prose around it does,
         # and _grow brings it along with its lead-in.

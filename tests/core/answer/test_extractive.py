@@ -337,6 +337,19 @@ def test_an_excerpt_does_not_run_on_into_the_next_section() -> None:
     assert "listens on a port" in result.text and "--verbose-logs" not in result.text
 
 
+def test_a_quiz_or_an_exercise_is_no_answer() -> None:
+    # Quizzes and exercises restate the words of what they ask about, more densely than the text.
+    quiz = chunk(1, "Quiz.\n\nWhich layer of a Nav2 costmap records obstacles?\n\n"
+                    "a) Static layer b) Obstacle layer c) Inflation layer d) None", score=0.8)
+    tasks = chunk(2, "Exercises\n\n1. **Costmaps**: Explain what a Nav2 costmap records.\n"
+                     "2. Describe how the costmap layers combine.", score=0.8)
+    text = chunk(3, "Nav2 keeps a costmap: a grid where each cell records how close it is to obstacles.",
+                 score=0.75)
+    result = ExtractiveGenerator().answer(request("what does a costmap in nav2 record?", [quiz, tasks, text]))
+    assert result.text.startswith("Nav2 keeps a costmap: a grid")
+    assert "b) Costmap" not in result.text and "Explain what" not in result.text
+
+
 def test_a_diagram_source_is_never_quoted() -> None:
     # Mermaid source names every word of the topic, yet nobody in a chat can read it.
     page = chunk(1, "Proxies.\n\nThe proxy adds forwarded headers before the request reaches the server:\n\n"
