@@ -21,6 +21,10 @@ BlockKind = Literal["para", "list", "code", "table", "heading"]
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 _DIAGRAM_FENCE_RE = re.compile(
     r"\s*(?:`{3,}|~{3,})[ \t]*\{?\.?(?:mermaid|plantuml|puml|uml|graphviz|dot|d2)(?=[\s{}]|$)", re.IGNORECASE)
+#: A label (``Block.is_label``) is at most this long: a heading, not a sentence.
+LABEL_CHARS = 60
+LABEL_WORDS = 8
+_SENTENCE_ENDS = (".", ":", ";", ",", "!", "?", ")")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
@@ -45,6 +49,14 @@ class Block:
     def continues(self) -> bool:
         """Prose that opens by pointing back ("This tool ..."): it needs what came before."""
         return self.kind == "para" and refers_back(self.text)
+
+    @property
+    def is_label(self) -> bool:
+        """A heading's words as a line of text ("Expected Output"): how chunking labels a merged part."""
+        text = self.text
+        return (self.kind == "para" and len(text) <= LABEL_CHARS and len(text.split()) <= LABEL_WORDS
+                and text[:1].isupper() and not text.endswith(_SENTENCE_ENDS) and ". " not in text
+                and not any(mark in text for mark in "`[*_"))
 
     @property
     def is_diagram(self) -> bool:

@@ -220,11 +220,20 @@ def _same_section(units: Sequence[_Unit], i: int) -> bool:
 
 
 def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str]) -> str:
-    """Join blocks as Markdown; the citation goes after the first prose block."""
+    """Join blocks as Markdown; the citation goes after the first prose block.
+
+    A merged part's label ("Expected Output") reads as the heading it is, in bold; at the end
+    it labels nothing quoted and is left out.
+    """
+    while len(selected) > 1 and selected[-1].block.is_label:
+        selected = selected[:-1]
     parts: list[str] = []
     cited = False
-    for unit in selected:
+    for i, unit in enumerate(selected):
         text = render_block(unit.block, focus=focus)
+        if unit.block.is_label and i + 1 < len(selected):
+            parts.append(f"**{text}**")
+            continue
         if not cited and unit.block.kind in ("para", "list"):
             text = f"{text} {marker}"
             cited = True

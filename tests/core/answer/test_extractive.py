@@ -337,6 +337,17 @@ def test_an_excerpt_does_not_run_on_into_the_next_section() -> None:
     assert "listens on a port" in result.text and "--verbose-logs" not in result.text
 
 
+def test_a_merged_parts_label_reads_as_a_heading_and_never_ends_an_answer() -> None:
+    # Chunking labels a small section merged into its neighbour with its heading's words.
+    page = chunk(1, "Setup\n\n- Gazebo Harmonic installed\n- A world file with a ground plane\n\n"
+                    "Verification\n\nCheck that the world loads with a ground plane and a sun.\n\nNext Steps")
+    question = "what do i need installed for the gazebo world setup?"
+    result = ExtractiveGenerator().answer(request(question, [page]))
+    assert result.text.startswith("**Setup**\n\n- Gazebo Harmonic installed")
+    assert "ground plane [1]" in result.text  # cited after the prose, not after the label
+    assert not result.text.rstrip().endswith("Next Steps")
+
+
 def test_a_quiz_or_an_exercise_is_no_answer() -> None:
     # Quizzes and exercises restate the words of what they ask about, more densely than the text.
     quiz = chunk(1, "Quiz.\n\nWhich layer of a Nav2 costmap records obstacles?\n\n"
