@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from core.retrieval.terms import content_terms, introduces_next, refers_back
+from core.retrieval.terms import carries_on, content_terms, introduces_next, refers_back
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
 
@@ -25,6 +25,10 @@ _DIAGRAM_FENCE_RE = re.compile(
 LABEL_CHARS = 60
 LABEL_WORDS = 8
 _SENTENCE_ENDS = (".", ":", ";", ",", "!", "?", ")")
+#: Words Title Case leaves in lower case.
+_MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by from as vs via per".split())
+#: A colon a label's second part does not follow: "Default: 8080" is a value, not a label.
+_LABEL_COLON_RE = re.compile(r":(?!\s*[A-Z])")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
@@ -52,16 +56,28 @@ class Block:
 
     @property
     def is_label(self) -> bool:
-        """A heading's words as a line of text ("Expected Output"): how chunking labels a merged part."""
+        """A heading's words as a line of text ("Expected Output"): how chunking labels a merged part.
+
+        Only Title Case counts ("Day 1: Introduction to Gazebo", "Setup"): a short line of prose
+        without a full stop ("See the proxy reference", "Default: 8080") is no label.
+        """
         text = self.text
-        return (self.kind == "para" and len(text) <= LABEL_CHARS and len(text.split()) <= LABEL_WORDS
-                and text[:1].isupper() and not text.endswith(_SENTENCE_ENDS) and ". " not in text
-                and not any(mark in text for mark in "`[*_"))
+        if (self.kind != "para" or len(text) > LABEL_CHARS or text.endswith(_SENTENCE_ENDS)
+                or ". " in text or any(mark in text for mark in "`[*_")):
+            return False
+        words = [w for w in re.split(r"[\s>]+", text) if w]
+        return 0 < len(words) <= LABEL_WORDS and all(
+            not w[:1].islower() or w in _MINOR_WORDS for w in words) and _LABEL_COLON_RE.search(text) is None
 
     @property
     def is_diagram(self) -> bool:
         """Code that draws a diagram (mermaid, PlantUML, Graphviz): its source answers nobody in a chat."""
         return self.kind == "code" and _DIAGRAM_FENCE_RE.match(self.text) is not None
+
+    @property
+    def carries_on(self) -> bool:
+        """Prose going on with the block before ("For that, use ..."): the passage is not over."""
+        return self.kind == "para" and carries_on(self.text)
 
     @property
     def is_body(self) -> bool:

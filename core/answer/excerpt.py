@@ -68,13 +68,15 @@ SEMANTIC_DEPTH = 12
 
 
 #: Multiple-choice options ("a) Local planner b) Global planner").
-_CHOICES = re.compile(r"(?:^|\s)\(?[a-dA-D]\)\s")
+_CHOICE_A = re.compile(r"(?:^|\s)[aA]\)\s")
+_CHOICE_B = re.compile(r"\s[bB]\)\s")
 #: An exercise's task: prose opening with the verbs assignments use ("Explain the difference
-#: between ...", "1. **System design**: Design a ..."). Docs never open a paragraph with them
-#: (none of fastapi-docs' or uv-docs' paragraphs, one of gazebo-docs'); textbooks do, in exercises.
+#: between ...", "1. **Conceptual understanding**: Compare ..."), capitalised as a sentence
+#: starts ("EXPLAIN ANALYZE" is SQL). Docs never open a paragraph or a list with them (none of
+#: fastapi-docs', uv-docs' or gazebo-docs'); textbooks do, in exercises.
 _TASK = re.compile(
-    r"^\W*(?:\d+[.)]\s*)?(?:\*\*[^*\n]{1,60}\*\*\s*:?\s*)?(?:explain|discuss|compare|contrast|justify"
-    r"|evaluate|analy[sz]e|describe|identify|design|propose|outline|summari[sz]e|research)\b", re.IGNORECASE)
+    r"^\W*(?:\d+[.)]\s*)?(?:\*\*[^*\n]{1,60}\*\*\s*:?\s*)?(?:Explain|Discuss|Compare|Contrast|Justify"
+    r"|Evaluate|Analy[sz]e|Describe)\s+(?:the|how|why|what|when|a|an|your|each|one|two|three)\b")
 
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
 #: would outweigh the word the question is about.
@@ -138,7 +140,7 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
                 units.append(_Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
                                    pairs=pairs, opens_section=heading, asks=_asks(piece)))
                 heading = False
-        if units and 2 * sum(u.asks for u in units) >= len(units):  # an exercise or a quiz
+        if units and 2 * sum(u.asks for u in units) > len(units):  # mostly asking: an exercise, a quiz
             units = [dataclasses.replace(u, asks=True) for u in units]
         out.append(units)
     return out
@@ -146,9 +148,11 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
 
 def _asks(block: Block) -> bool:
     """A question, multiple-choice options or an exercise's task: what a quiz asks, not an answer."""
-    text = block.text.rstrip().rstrip("*_").rstrip()
-    prose_asks = block.kind in ("para", "list") and (text.endswith("?") or _TASK.match(text) is not None)
-    return prose_asks or len(_CHOICES.findall(block.text)) >= 2
+    if block.kind not in ("para", "list"):
+        return False
+    text = block.text.rstrip().rstrip("*_\"')").rstrip()
+    choices = _CHOICE_A.search(block.text) is not None and _CHOICE_B.search(block.text) is not None
+    return text.endswith("?") or _TASK.match(text) is not None or choices
 
 
 def _weights(question_terms: frozenset[str], units: Sequence[_Unit]) -> dict[str, float]:
@@ -206,7 +210,8 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
         relevant = any(t in nxt.terms for t in weights)
         # A code block right after the explanation is usually its example.
         example = nxt.block.kind == "code" and units[end - 1].block.kind == "para"
-        if not (relevant or example or units[end - 1].block.is_lead_in):
+        # "For that, use `fallback`:" is the passage's next step, whatever words it uses.
+        if not (relevant or example or units[end - 1].block.is_lead_in or nxt.block.carries_on):
             break
         end += 1
         if nxt.block.kind != "code":
@@ -222,23 +227,22 @@ def _same_section(units: Sequence[_Unit], i: int) -> bool:
 def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str]) -> str:
     """Join blocks as Markdown; the citation goes after the first prose block.
 
-    A merged part's label ("Expected Output") reads as the heading it is, in bold; at the end
-    it labels nothing quoted and is left out.
+    A merged part's label ("Expected Output") reads as the heading it is, in bold, unless it is
+    the only prose to cite; at the end it labels nothing quoted and is left out.
     """
     while len(selected) > 1 and selected[-1].block.is_label:
         selected = selected[:-1]
+    prose = [i for i, u in enumerate(selected) if u.block.kind in ("para", "list")]
+    cite = next((i for i in prose if not selected[i].block.is_label), prose[0] if prose else None)
     parts: list[str] = []
-    cited = False
     for i, unit in enumerate(selected):
         text = render_block(unit.block, focus=focus)
-        if unit.block.is_label and i + 1 < len(selected):
-            parts.append(f"**{text}**")
-            continue
-        if not cited and unit.block.kind in ("para", "list"):
+        if i == cite:
             text = f"{text} {marker}"
-            cited = True
+        elif unit.block.is_label:
+            text = f"**{text}**"
         parts.append(text)
-    if not cited:
+    if cite is None:
         parts.append(marker)
     return "\n\n".join(parts)
 

@@ -52,6 +52,17 @@ def introduces_next(text: str) -> bool:
     return text.endswith(":") or bool(_POINTS_AHEAD_RE.search(text[-160:]))
 
 
+#: Openings that carry a passage on ("For that, use ...", "In this case, ...", "This ...", "Then ...").
+_CARRIES_ON_RE = re.compile(
+    r"^\W*(?:(?:for|to do|in|with|after)\s+(?:this|that|these|those|it)(?:\s+(?:case|cases|purpose|way))?"
+    r"|this|these|that|those|it|then|instead)\b", re.IGNORECASE)
+
+
+def carries_on(text: str) -> bool:
+    """True for prose that goes on with what the block before said ("For that, use `fallback`:")."""
+    return bool(_CARRIES_ON_RE.match(text))
+
+
 def refers_back(text: str) -> bool:
     """True for prose that opens by pointing at what came before ("This tool will help you...")."""
     return bool(_POINTS_BACK_RE.match(text))

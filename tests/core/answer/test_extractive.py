@@ -340,12 +340,32 @@ def test_an_excerpt_does_not_run_on_into_the_next_section() -> None:
 def test_a_merged_parts_label_reads_as_a_heading_and_never_ends_an_answer() -> None:
     # Chunking labels a small section merged into its neighbour with its heading's words.
     page = chunk(1, "Setup\n\n- Gazebo Harmonic installed\n- A world file with a ground plane\n\n"
-                    "Verification\n\nCheck that the world loads with a ground plane and a sun.\n\nNext Steps")
+                    "Gazebo World Checks")
     question = "what do i need installed for the gazebo world setup?"
     result = ExtractiveGenerator().answer(request(question, [page]))
     assert result.text.startswith("**Setup**\n\n- Gazebo Harmonic installed")
     assert "ground plane [1]" in result.text  # cited after the prose, not after the label
-    assert not result.text.rstrip().endswith("Next Steps")
+    assert "Gazebo World Checks" not in result.text
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("The server listens on the port set here.\n\nDefault port: 8080", "Default port: 8080"),  # a value
+    ("Expected Output\n\n```\nok\n```", "Expected Output [1]"),  # the only prose carries the citation
+])
+def test_short_lines_that_are_no_labels_or_the_only_prose_stay_plain(content: str, expected: str) -> None:
+    result = ExtractiveGenerator().answer(request("what port does the server listen on, expected output?",
+                                                  [chunk(1, content)]))
+    assert expected in result.text and "**" not in result.text
+
+
+def test_prose_carrying_the_passage_on_is_quoted_with_it() -> None:
+    page = chunk(1, "Single-page apps.\n\nA single-page app routes on the client, so a refreshed deep link "
+                    "must not get a 404.\n\nFor that, the frontend mount takes a fallback.\n\n"
+                    "```python\nserve('dist', fallback='index.html')\n```\n\n## Caching\n\nAssets cached.")
+    question = "refreshing a deep link of my single-page app gives a 404"
+    result = ExtractiveGenerator().answer(request(question, [page]))
+    # The middle paragraph shares no word with the question; it carries the passage on.
+    assert "fallback='index.html'" in result.text and "Assets cached" not in result.text
 
 
 def test_a_quiz_or_an_exercise_is_no_answer() -> None:
@@ -358,7 +378,15 @@ def test_a_quiz_or_an_exercise_is_no_answer() -> None:
                  score=0.75)
     result = ExtractiveGenerator().answer(request("what does a costmap in nav2 record?", [quiz, tasks, text]))
     assert result.text.startswith("Nav2 keeps a costmap: a grid")
-    assert "b) Costmap" not in result.text and "Explain what" not in result.text
+    assert "b) Obstacle layer" not in result.text and "Explain what" not in result.text
+
+
+def test_an_faq_answer_is_not_scored_down_with_its_question() -> None:
+    faq = chunk(1, "How do I reset my password?\n\nOpen Settings, then Account, and click Reset password.",
+                score=0.85)
+    other = chunk(2, "Passwords are stored hashed; a reset sends a mail with a link.", score=0.7)
+    result = ExtractiveGenerator().answer(request("how do i reset my password?", [faq, other]))
+    assert "Open Settings, then Account" in result.text.split("\n\n")[0]
 
 
 def test_a_diagram_source_is_never_quoted() -> None:
