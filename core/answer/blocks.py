@@ -29,6 +29,8 @@ _SENTENCE_ENDS = (".", ":", ";", ",", "!", "?", ")")
 _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by from as vs via per".split())
 #: A colon a label's second part does not follow: "Default: 8080" is a value, not a label.
 _LABEL_COLON_RE = re.compile(r":(?!\s*[A-Z])")
+#: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.py"').
+_INCLUDE_LINE_RE = re.compile(r"^\s*(?:\{!.*!\}|\{\*.*\*\}|-+8<-+\s+[\"'].*[\"'])\s*$")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
@@ -68,6 +70,14 @@ class Block:
         words = [w for w in re.split(r"[\s>]+", text) if w]
         return 0 < len(words) <= LABEL_WORDS and all(
             not w[:1].islower() or w in _MINOR_WORDS for w in words) and _LABEL_COLON_RE.search(text) is None
+
+    @property
+    def is_unreadable(self) -> bool:
+        """Code with nothing to read in a chat: a diagram's source, or only includes of other files."""
+        if self.kind != "code":
+            return False
+        body = [line for line in self.text.splitlines()[1:] if line.strip() and not _FENCE_RE.match(line)]
+        return self.is_diagram or (bool(body) and all(_INCLUDE_LINE_RE.match(line) for line in body))
 
     @property
     def is_diagram(self) -> bool:

@@ -122,7 +122,7 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
             if block.kind == "heading":
                 heading = True
                 continue
-            if block.is_diagram:
+            if block.is_unreadable:
                 # Never quoted: what introduced it is left with nothing to introduce, and
                 # what follows it is no body of the prose before it.
                 if units and units[-1].block.is_lead_in:

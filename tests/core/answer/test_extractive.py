@@ -400,6 +400,15 @@ def test_a_diagram_source_is_never_quoted() -> None:
     assert "sequenceDiagram" not in result.text
 
 
+def test_a_code_block_that_only_includes_a_file_is_never_quoted() -> None:
+    page = chunk(1, "Clients.\n\nGenerate a client with the client generator script:\n\n"
+                    "```javascript\n{!> ../../docs_src/generate_clients/tutorial004.js!}\n```\n\n"
+                    "The generator script renames the client methods after the operation ids.")
+    question = "how do i generate a client with nicer method names?"
+    result = ExtractiveGenerator().answer(request(question, [page]))
+    assert "docs_src" not in result.text and "operation ids" in result.text
+
+
 def test_a_lead_in_to_a_diagram_is_not_quoted_with_what_follows_the_diagram() -> None:
     page = chunk(1, "Proxies.\n\nThe proxy forwards headers to the server as follows:\n\n"
                     "```mermaid\ngraph LR\nproxy --> server\n```\n\n```yaml\nunrelated: true\n```\n\n"
