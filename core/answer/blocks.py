@@ -27,8 +27,9 @@ LABEL_WORDS = 8
 _SENTENCE_ENDS = (".", ":", ";", ",", "!", "?", ")")
 #: Words Title Case leaves in lower case.
 _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by from as vs via per".split())
-#: A colon a label's second part does not follow: "Default: 8080" is a value, not a label.
-_LABEL_COLON_RE = re.compile(r":(?!\s*[A-Z])")
+#: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
+#: and "Default: 8080" are values, not labels.
+_LABEL_COLON_RE = re.compile(r"(?<!\d):|:(?!\s*[A-Z])")
 #: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.py"').
 _INCLUDE_LINE_RE = re.compile(r"^\s*(?:\{!.*!\}|\{\*.*\*\}|-+8<-+\s+[\"'].*[\"'])\s*$")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")

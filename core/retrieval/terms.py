@@ -52,10 +52,11 @@ def introduces_next(text: str) -> bool:
     return text.endswith(":") or bool(_POINTS_AHEAD_RE.search(text[-160:]))
 
 
-#: Openings that carry a passage on ("For that, use ...", "In this case, ...", "This ...", "Then ...").
+#: Openings that carry a passage on to its next step ("For that, use ...", "In this case, ...",
+#: "To do so, ..."), not prose that merely mentions what came before ("This page also ...").
 _CARRIES_ON_RE = re.compile(
-    r"^\W*(?:(?:for|to do|in|with|after)\s+(?:this|that|these|those|it)(?:\s+(?:case|cases|purpose|way))?"
-    r"|this|these|that|those|it|then|instead)\b", re.IGNORECASE)
+    r"^\W*(?:(?:for|to do|in|with|after)\s+(?:this|that|these|those|it|so)(?:\s+(?:case|cases|purpose))?"
+    r"|then|instead)\s*,", re.IGNORECASE)
 
 
 def carries_on(text: str) -> bool:

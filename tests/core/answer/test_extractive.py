@@ -9,7 +9,7 @@ from core.answer.generators.extractive import NO_CHUNKS_TEXT, ExtractiveGenerato
 from core.answer.sentences import split_sentences
 from core.models import RetrievedChunk, UserQuery
 from core.protocols import Generation, GenerationRequest, Generator
-from core.retrieval.terms import content_terms, quoted_phrases, refers_back, stem
+from core.retrieval.terms import carries_on, content_terms, quoted_phrases, refers_back, stem
 
 
 def chunk(n: int, content: str, score: float = 0.8) -> RetrievedChunk:
@@ -350,11 +350,12 @@ def test_a_merged_parts_label_reads_as_a_heading_and_never_ends_an_answer() -> N
 
 @pytest.mark.parametrize(("content", "expected"), [
     ("The server listens on the port set here.\n\nDefault port: 8080", "Default port: 8080"),  # a value
+    ("The server listens on the port set here.\n\nDefault: None", "Default: None"),
     ("Expected Output\n\n```\nok\n```", "Expected Output [1]"),  # the only prose carries the citation
 ])
 def test_short_lines_that_are_no_labels_or_the_only_prose_stay_plain(content: str, expected: str) -> None:
-    result = ExtractiveGenerator().answer(request("what port does the server listen on, expected output?",
-                                                  [chunk(1, content)]))
+    question = "what default port does the server listen on, expected output?"
+    result = ExtractiveGenerator().answer(request(question, [chunk(1, content)]))
     assert expected in result.text and "**" not in result.text
 
 
@@ -425,6 +426,16 @@ def test_a_lead_in_to_a_diagram_is_not_quoted_with_what_follows_the_diagram() ->
 ])
 def test_refers_back(text: str, expected: bool) -> None:
     assert refers_back(text) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("For that, use `fallback`.", True), ("In this case, override it.", True), ("To do so, run it.", True),
+    ("Then, restart.", True), ("It is also possible to stream.", False),
+    ("This page also covers cookies.", False), ("In this section we look at caching.", False),
+    ("For this reason it fails.", False),
+])
+def test_carries_on(text: str, expected: bool) -> None:
+    assert carries_on(text) is expected
 
 
 def test_a_long_code_block_is_quoted_where_the_asked_setting_is() -> None:
