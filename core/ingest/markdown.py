@@ -205,6 +205,22 @@ def closes_fence(line: str, fence: str) -> bool:
     return re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line) is not None
 
 
+class Fences:
+    """Follows, line by line, whether a page's lines are inside a fenced code block."""
+
+    def __init__(self) -> None:
+        #: The fence of the code block being read; None in prose.
+        self.fence: str | None = None
+
+    def code(self, line: str) -> bool:
+        """Whether ``line`` is code: inside a fence, or the line opening or closing one."""
+        if self.fence is not None:
+            self.fence = None if closes_fence(line, self.fence) else self.fence
+            return True
+        self.fence = fence_opening(line)
+        return self.fence is not None
+
+
 def _split_fences(text: str) -> list[tuple[bool, list[str]]]:
     """Split text into (is_code, lines) runs; code runs include their fences."""
     runs: list[tuple[bool, list[str]]] = []

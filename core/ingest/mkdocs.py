@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from core.ingest.document import with_lead
-from core.ingest.markdown import closes_fence, fence_opening
+from core.ingest.markdown import Fences
 
 #: ``!!! note``, ``??? tip "Title"``, ``???+ warning``, ``!!! note ""``; ``=== "Tab"`` (``===+``,
 #: ``===!`` and ``===+!`` too). As Python-Markdown reads them: the space after the marker is
@@ -47,15 +47,12 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
     """Rewrite admonitions and tabs as labelled prose; drop snippet includes."""
     lines = text.split("\n")
     out: list[str] = []
-    fence: str | None = None
+    fences = Fences()
     i = 0
     while i < len(lines):
         line = lines[i]
         i += 1
-        if fence is not None:  # inside a code fence: as written
-            out.append(line)
-            fence = None if closes_fence(line, fence) else fence
-        elif (fence := fence_opening(line)) is not None:
+        if fences.code(line):  # code: as written
             out.append(line)
         elif depth < _MAX_DEPTH and (opener := _OPEN.match(line)):
             out.extend(_block(opener, lines, i, depth) or [line])  # no content: a line of text
@@ -64,8 +61,8 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
             i = end + 1  # a block of file names, up to its closing marker
         elif not _SNIPPET.match(line):
             out.append(line)
-    if fence is not None and depth > 0:
-        out.append(fence)  # a note's code ends with the note, as Python-Markdown reads it
+    if fences.fence is not None and depth > 0:
+        out.append(fences.fence)  # a note's code ends with the note, as Python-Markdown reads it
     return "\n".join(out)
 
 

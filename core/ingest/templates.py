@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from core.ingest.document import with_lead
-from core.ingest.markdown import closes_fence, fence_opening
+from core.ingest.markdown import Fences
 
 #: A line that is one tag: ``{% name args %}`` (``{%-`` trims), ``{{< name args >}}``, ``{{% name %}}``.
 _TAG = re.compile(
@@ -41,15 +41,12 @@ def templates_to_markdown(text: str, *, depth: int = 0) -> str:
     lines = text.split("\n")
     closing = _pairs(lines)
     out: list[str] = []
-    fence: str | None = None
+    fences = Fences()
     i = 0
     while i < len(lines):
         line = lines[i]
         i += 1
-        if fence is not None:  # inside a code fence: as written
-            out.append(line)
-            fence = None if closes_fence(line, fence) else fence
-        elif (fence := fence_opening(line)) is not None or (tag := _TAG.match(line)) is None:
+        if fences.code(line) or (tag := _TAG.match(line)) is None:  # code and prose: as written
             out.append(line)
         elif depth < _MAX_DEPTH and (end := closing.get(i - 1)) is not None:
             body = templates_to_markdown("\n".join(lines[i:end]), depth=depth + 1).strip("\n")
@@ -70,12 +67,9 @@ def _pairs(lines: list[str]) -> dict[int, int]:
     """
     open_at: dict[str, list[int]] = {}
     pairs: dict[int, int] = {}
-    fence: str | None = None
+    fences = Fences()
     for k, line in enumerate(lines):
-        if fence is not None:
-            fence = None if closes_fence(line, fence) else fence
-            continue
-        if (fence := fence_opening(line)) is not None or (tag := _TAG.match(line)) is None:
+        if fences.code(line) or (tag := _TAG.match(line)) is None:
             continue
         name = _name(tag)
         closes = name.removeprefix("end") if tag["liquid"] and name.startswith("end") else None
