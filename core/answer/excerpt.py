@@ -230,16 +230,17 @@ def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str]) -> st
     A merged part's label ("Expected Output") reads as the heading it is, in bold, unless it is
     the only prose to cite; at the end it labels nothing quoted and is left out.
     """
-    while len(selected) > 1 and selected[-1].block.is_label:
-        selected = selected[:-1]
+    labels = [u.block.is_label for u in selected]
+    while len(selected) > 1 and labels[-1]:
+        selected, labels = selected[:-1], labels[:-1]
     prose = [i for i, u in enumerate(selected) if u.block.kind in ("para", "list")]
-    cite = next((i for i in prose if not selected[i].block.is_label), prose[0] if prose else None)
+    cite = next((i for i in prose if not labels[i]), prose[0] if prose else None)
     parts: list[str] = []
     for i, unit in enumerate(selected):
         text = render_block(unit.block, focus=focus)
         if i == cite:
             text = f"{text} {marker}"
-        elif unit.block.is_label:
+        elif labels[i]:
             text = f"**{text}**"
         parts.append(text)
     if cite is None:

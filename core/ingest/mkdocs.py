@@ -55,8 +55,8 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
         if fences.code(line):  # code: as written
             out.append(line)
         elif depth < _MAX_DEPTH and (opener := _OPEN.match(line)):
-            out.extend(_block(opener, lines, i, depth) or [line])  # no content: a line of text
-            i = _body(lines, i, _width(opener["indent"]))[1]
+            block, i = _block(opener, lines, i, depth)
+            out.extend(block or [line])  # no content: a line of text
         elif _SNIPPET_BLOCK.match(line) and (end := _snippet_end(lines, i)) is not None:
             i = end + 1  # a block of file names, up to its closing marker
         elif not _SNIPPET.match(line):
@@ -66,16 +66,20 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
     return "\n".join(out)
 
 
-def _block(opener: re.Match[str], lines: list[str], start: int, depth: int) -> list[str]:
-    """A note's or tab's content after its label, at the marker's indentation; [] when it has none."""
+def _block(opener: re.Match[str], lines: list[str], start: int, depth: int) -> tuple[list[str], int]:
+    """A note's or tab's content after its label, at the marker's indentation, and where reading goes on.
+
+    The lines are [] when the marker has neither content nor a title.
+    """
     indent = _width(opener["indent"])
-    body, _ = _body(lines, start, indent)
+    body, end = _body(lines, start, indent)
     content = mkdocs_to_markdown("\n".join(body), depth=depth + 1).strip("\n")
     lead = _lead(opener)
     if not content:  # a title with nothing under it is still a line worth keeping
-        return ["", " " * indent + lead.removesuffix(":"), ""] if opener["title"] or opener["tab"] else []
+        titled = bool(opener["title"] or opener["tab"])
+        return (["", " " * indent + lead.removesuffix(":"), ""] if titled else []), end
     led = with_lead(lead, content.split("\n"))
-    return ["", *(" " * indent + x if x.strip() else "" for x in led), ""]
+    return ["", *(" " * indent + x if x.strip() else "" for x in led), ""], end
 
 
 def _snippet_end(lines: list[str], start: int) -> int | None:

@@ -90,7 +90,8 @@ def _label(tag: re.Match[str]) -> str:
         return f"{text}:" if text else ""
     if _name(tag) in _NOTES:
         style = _STYLE.search(args)
-        positional = args.split()[0] if args.split() and "=" not in args.split()[0] else ""
+        first = next(iter(args.split()), "")  # Hugo's ``{{% notice tip %}}`` names its kind first
+        positional = first if "=" not in first else ""
         kind = (style[1] if style[1] is not None else style[2]) if style else positional or _name(tag)
         kind = kind.strip().strip("\"'")
         return f"{kind.capitalize()}:" if kind else ""
