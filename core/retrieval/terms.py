@@ -17,9 +17,12 @@ _NUMBER_RE = re.compile(r"^\d+(?:\.\d+)*$")
 #: English phrasing that points at the next block ("add the following script", "as shown below"):
 #: a sentence ending so introduces a list or command, like one ending in a colon.
 _POINTS_AHEAD_RE = re.compile(r"\b(?:the following|as follows|below|like this|this command)\b", re.IGNORECASE)
-#: Words that open prose continuing the one before ("This tool ...", "However, ...", "It ...").
+#: Words that open prose continuing the one before ("This tool ...", "However, ...", "It ...",
+#: "With this setting, ...": a preposition before the pointing word points back all the same).
 _POINTS_BACK_RE = re.compile(
-    r"^\W*(?:this|these|that|those|it|its|they|their|them|such|however|otherwise|instead|then|but|also)\b",
+    r"^\W*(?:(?:this|these|that|those|it|its|they|their|them|such|however|otherwise|instead|then|but|also"
+    r"|therefore|thus|hence)\b"
+    r"|(?:with|in|for|by|after|from|without|because\s+of|unlike)\s+(?:this|that|these|those|such|it)\b)",
     re.IGNORECASE)
 
 _STOPWORD_TEXT = """

@@ -316,6 +316,16 @@ def test_a_passage_pointing_back_is_quoted_with_what_it_points_at() -> None:
     assert result.text.startswith("You can use `bump-models`")
 
 
+def test_a_passage_naming_this_setting_is_quoted_with_the_setting() -> None:
+    # "With this setting, ..." says what happens, the block before says which setting it is.
+    page = chunk(1, "Content types.\n\nTo accept bodies without a header, set "
+                    "`strict_content_type=False`.\n\nWith this setting, requests without a header have "
+                    "their body parsed as JSON.")
+    asked = "requests without a header are rejected, can json parse anyway?"
+    result = ExtractiveGenerator().answer(request(asked, [page]))
+    assert result.text.startswith("To accept bodies") and "strict_content_type=False" in result.text
+
+
 def test_a_passage_pointing_back_does_not_borrow_from_another_section() -> None:
     page = chunk(1, "Install.\n\nDownload the installer first.\n\n## Migrating\n\n"
                     "This tool will help you to automatically rewrite most of the migration code.")
@@ -423,6 +433,9 @@ def test_a_lead_in_to_a_diagram_is_not_quoted_with_what_follows_the_diagram() ->
 @pytest.mark.parametrize(("text", "expected"), [
     ("This tool helps.", True), ("However, it fails.", True), ("It is fast.", True),
     ("There are no wheels.", False), ("Thistle grows.", False), ("Use the tool.", False),
+    ("With this setting, bodies parse as JSON.", True), ("In that mode it waits.", True),
+    ("Without it, nothing runs.", True), ("Therefore the lock is kept.", True),
+    ("In the docs folder.", False), ("By default, it is strict.", False), ("Within this page", False),
 ])
 def test_refers_back(text: str, expected: bool) -> None:
     assert refers_back(text) is expected
