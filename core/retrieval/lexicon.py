@@ -2,7 +2,8 @@
 
 Query understanding needs it for two things that must mean the same in every
 corpus: spelling correction against the words the docs actually use, and
-inverse document frequency (how distinctive a question's word is here). It is
+inverse document frequency (how distinctive a question's word is here); it also
+counts how the docs write a versioned name ("ROS 2" or "ros2") and the acronyms they define. It is
 kept beside the store as ``lexicon-<collection>.json`` and updated document by
 document at ingest (``core.ingest.sync.DocumentSync``), so a re-sync costs only
 what changed. A collection ingested before the lexicon existed simply has none
@@ -32,9 +33,20 @@ LEXICON_VERSION = 1
 _WORD_RE = re.compile(r"^[a-z][a-z0-9_-]*[a-z0-9]$")
 
 
+#: A name and its version number apart ("ROS 2", "Python 3"), not a dotted version ("Python 3.12").
+SPACED_VERSION_RE = re.compile(r"\b([A-Za-z]{2,}) (\d{1,2})\b(?!\.\d)")
+#: The same written together ("ros2", "python3").
+JOINED_VERSION_RE = re.compile(r"\b([A-Za-z]{2,})(\d{1,2})\b(?!\.\d)")
+
+
 def chunk_words(text: str) -> set[str]:
     """The distinct lower-case words of one chunk that the lexicon records."""
     return {t for t in tokens(text) if _WORD_RE.match(t) and len(t) <= 40}
+
+
+def chunk_versions(text: str) -> set[str]:
+    """The distinct names written apart from their version in one chunk ("ros 2"), lower-case."""
+    return {f"{m.group(1)} {m.group(2)}".lower() for m in SPACED_VERSION_RE.finditer(text)}
 
 
 @dataclass(frozen=True)
@@ -46,11 +58,14 @@ class Lexicon:
         words: in how many chunks each lower-case word occurs.
         acronyms: the long form the docs define for each lower-case acronym ("sdg" ->
             "synthetic data generation"; ``core.retrieval.acronyms``).
+        versions: in how many chunks each name is written apart from its version ("ros 2"),
+            to set against ``words``' count of the joined form ("ros2").
     """
 
     chunks: int = 0
     words: dict[str, int] = field(default_factory=dict)
     acronyms: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, int] = field(default_factory=dict)
     _term_df: dict[int, dict[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -136,26 +151,29 @@ class LexiconFile:
         return entry is not None and entry.get("hash") == content_hash and self.complete(source_document)
 
     def complete(self, source_document: str) -> bool:
-        """Whether the document is recorded with everything read today (its acronyms too).
+        """Whether the document is recorded with everything read today (its acronyms and versions too).
 
-        An entry written before acronyms were read must be recorded again: ingest reads the
-        document once more even when it has not changed (a sitemap page whose date is the same).
+        An entry written before acronyms or versions were read must be recorded again: ingest
+        reads the document once more even when it has not changed (a sitemap page whose date
+        is the same).
         """
         entry = self._docs.get(source_document)
-        return entry is not None and "acronyms" in entry
+        return entry is not None and "acronyms" in entry and "versions" in entry
 
     def put(self, source_document: str, content_hash: str, texts: Sequence[str]) -> None:
         """Record a document's chunk texts (replacing what was recorded for it)."""
         counts: Counter[str] = Counter()
+        versions: Counter[str] = Counter()
         defined: Counter[tuple[str, str]] = Counter()
         for text in texts:
             counts.update(chunk_words(text))
+            versions.update(chunk_versions(text))
             defined.update(definitions(text))
         acronyms: dict[str, dict[str, int]] = {}
         for (acronym, long_form), n in defined.items():
             acronyms.setdefault(acronym, {})[long_form] = n
         self._docs[source_document] = {"hash": content_hash, "chunks": len(texts), "words": dict(counts),
-                                       "acronyms": acronyms}
+                                       "acronyms": acronyms, "versions": dict(versions)}
         self._dirty = True
 
     def drop(self, source_documents: Iterable[str]) -> None:
@@ -184,15 +202,17 @@ class LexiconFile:
     def lexicon(self) -> Lexicon:
         """The aggregated view over every recorded document."""
         words: Counter[str] = Counter()
+        versions: Counter[str] = Counter()
         forms: dict[str, Counter[str]] = {}
         chunks = 0
         for entry in self._docs.values():
             chunks += int(entry.get("chunks", 0))
             words.update(entry.get("words", {}))
+            versions.update(entry.get("versions", {}))
             # Recorded before acronyms were read: none until the next ingest records it again.
             for acronym, counted in entry.get("acronyms", {}).items():
                 forms.setdefault(acronym, Counter()).update(counted)
-        return Lexicon(chunks=chunks, words=dict(words), acronyms=commonest(forms))
+        return Lexicon(chunks=chunks, words=dict(words), acronyms=commonest(forms), versions=dict(versions))
 
 
 class LexiconCache:

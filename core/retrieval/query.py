@@ -6,7 +6,8 @@ words, splits numbers from their units, and corrects words the collection does
 not know to the nearest word it does (rapidfuzz, one edit or two for long words,
 a swap of neighbours counting as one, the first letter kept; a nearer English word,
 or a stop word the typo only swaps, wins), leaving what the writer quotes as it is;
-an acronym the docs define but seldom use is searched with its long form.
+an acronym the docs define but seldom use is searched with its long form, and a versioned
+name ("ros2") with the spelling the docs mostly use ("ROS 2").
 It also says when a message is only small talk ("thanks!", "hey, how's it going"),
 which deserves a friendly reply rather than a search.
 
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from core.retrieval.lexicon import Lexicon
+from core.retrieval.lexicon import JOINED_VERSION_RE, SPACED_VERSION_RE, Lexicon
 from core.retrieval.terms import STOPWORDS, quote_spans, tokens
 
 if TYPE_CHECKING:
@@ -318,8 +319,34 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
     cleaned = _restore(normalised, quoted)
     if _PRESENCE.match(cleaned) or _is_small_talk(tokens(cleaned), lexicon, asks="?" in cleaned):
         return QueryAnalysis(text="", small_talk=True)
-    text, corrections = _clean_words(normalised, lexicon)
+    text, corrections = _clean_words(docs_versions(normalised, lexicon), lexicon)
     return QueryAnalysis(text=_restore(text, quoted), corrections=corrections)
+
+
+def docs_versions(text: str, lexicon: Lexicon) -> str:
+    """Add the docs' own spelling of a versioned name: "ros2" -> "ros2 ros 2" where they write "ROS 2".
+
+    A name and its version are written together or apart ("ros2", "ROS 2"; "python3",
+    "Python 3"), and a search for one form misses the other. When the docs use the other form
+    in more chunks than the one typed, it is searched too; the typed form stays, for the
+    commands and package names that use it ("gazebo11").
+    """
+    if not lexicon.versions:
+        return text  # recorded before versions were counted: nothing to go by
+
+    def with_spaced(m: re.Match[str]) -> str:
+        spaced = f"{m.group(1)} {m.group(2)}"
+        if lexicon.versions.get(spaced.lower(), 0) > lexicon.words.get(m.group(0).lower(), 0):
+            return f"{m.group(0)} {spaced}"
+        return m.group(0)
+
+    def with_joined(m: re.Match[str]) -> str:
+        joined = m.group(1) + m.group(2)
+        if lexicon.words.get(joined.lower(), 0) > lexicon.versions.get(m.group(0).lower(), 0):
+            return f"{m.group(0)} {joined}"
+        return m.group(0)
+
+    return SPACED_VERSION_RE.sub(with_joined, JOINED_VERSION_RE.sub(with_spaced, text))
 
 
 def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:

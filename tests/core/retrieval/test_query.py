@@ -259,3 +259,40 @@ def test_a_document_recorded_before_acronyms_were_read_is_recorded_again(tmp_pat
     file = LexiconFile(path=path)
     assert file.lexicon().words == {"sdg": 1}  # still read
     assert not file.has("isaac.md", "h1")  # so the next ingest records its acronyms
+
+
+def test_a_document_recorded_before_versions_were_counted_is_recorded_again(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "lexicon-docs.json"
+    path.write_text(json.dumps({"version": 1, "documents": {
+        "nodes.md": {"hash": "h1", "chunks": 1, "words": {"ros": 1}, "acronyms": {}}}}), encoding="utf-8")
+    file = LexiconFile(path=path)
+    assert not file.has("nodes.md", "h1")  # so the next ingest counts its versions
+    assert understand("ros2 nodes", file.lexicon()).text == "ros2 nodes"  # nothing to go by yet
+
+
+def test_the_lexicon_counts_names_written_apart_from_their_version(tmp_path: Path) -> None:
+    path = saved_lexicon(tmp_path, {
+        "intro.md": ["ROS 2 replaces ROS 1.", "In ROS 2, nodes talk over DDS."],
+        "cli.md": ["Run `ros2 run demo talker` with Python 3.12 or Python 3."]})
+    lexicon = LexiconCache(path=path).get()
+    assert lexicon.versions == {"ros 2": 2, "ros 1": 1, "python 3": 1}  # not "python 3.12"
+    assert lexicon.words["ros2"] == 1
+
+
+@pytest.mark.parametrize(("message", "searched"), [
+    # The docs mostly write "ROS 2": it is searched too, and the typed form stays (commands use it).
+    ("why ros2 over ros1?", "why ros2 ros 2 over ros1 ros 1?"),
+    # They write "gazebo11" (a package) more than "Gazebo 11": the joined form is added.
+    ("keep gazebo 11 installed", "keep gazebo 11 gazebo11 installed"),
+    ("uninstall gazebo11", "uninstall gazebo11"),
+    # A dotted version, a name the docs do not version and a bare number stay as typed.
+    ("python3.12 not found", "python3.12 not found"), ("esp32 board", "esp32 board"), ("2 nodes", "2 nodes"),
+])
+def test_a_versioned_name_is_searched_as_the_docs_write_it(message: str, searched: str) -> None:
+    lexicon = Lexicon(chunks=50, words={"ros": 40, "ros2": 3, "gazebo": 30, "gazebo11": 4, "python3": 2,
+                                        "esp32": 5, "nodes": 9, "board": 1, "installed": 2, "uninstall": 1,
+                                        "keep": 3, "found": 2, "over": 2, "why": 1},
+                      versions={"ros 2": 30, "ros 1": 5, "gazebo 11": 1, "python 3": 6})
+    assert understand(message, lexicon).text == searched
