@@ -326,6 +326,17 @@ def test_a_passage_naming_this_setting_is_quoted_with_the_setting() -> None:
     assert result.text.startswith("To accept bodies") and "strict_content_type=False" in result.text
 
 
+def test_a_passage_of_the_same_page_scoring_almost_as_well_is_quoted_too() -> None:
+    # It adds none of the question's words, but it is the other half of the answer: what
+    # happens by default, then how to turn it off. Before, only a second page could be added so.
+    page = chunk(1, "# Strict content type\n\nBy default, strict checking rejects requests without a content "
+                    "type header.\n\n## Turning it off\n\nStrict checking of requests without a content type "
+                    "header is disabled with `strict_content_type=False`.")
+    asked = "strict checking rejects requests without a content type header, what do i do?"
+    result = ExtractiveGenerator().answer(request(asked, [page]))
+    assert result.text.startswith("By default") and "`strict_content_type=False`" in result.text
+
+
 def test_a_passage_pointing_back_does_not_borrow_from_another_section() -> None:
     page = chunk(1, "Install.\n\nDownload the installer first.\n\n## Migrating\n\n"
                     "This tool will help you to automatically rewrite most of the migration code.")
