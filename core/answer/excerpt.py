@@ -14,8 +14,8 @@ plus word-pair overlap, the chunk's retrieval relevance and rank, whether the ch
 heading path names the asked thing, and (when the local model is at hand) the dense
 similarity of question and block, so meaning counts where the words differ. A block that
 asks (a question, quiz options, an exercise's task), or any block of a chunk mostly made of
-them, is scored down like a fragment: textbooks' quizzes and exercises restate the words of
-what they ask about but answer nothing.
+them or under an exercise's or a quiz's heading, is scored down like a fragment: textbooks'
+quizzes and exercises restate the words of what they ask about but answer nothing.
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ _TASK = re.compile(
     r"^\W*(?:\d+[.)]\s*)?(?:\*\*[^*\n]{1,60}\*\*\s*:?\s*)?(?:Explain|Discuss|Compare|Contrast|Justify"
     r"|Evaluate|Analy[sz]e|Describe)\s+(?:the|how|why|what|when|a|an|your|each|one|two|three)\b")
 
+#: A heading that sets the reader work: what its section says asks ("Design a mechanical system
+#: where ...", "Research one example of ...") rather than explains, whatever its verbs. Textbooks'
+#: headings, in English; "Assessment" is left out, as a syllabus's grading sits under it.
+_ASKING_SECTION = re.compile(r"\b(?:exercises?|quiz(?:zes)?|homework|review questions)\b", re.IGNORECASE)
+
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
 #: would outweigh the word the question is about.
 _VAGUE = frozenset(content_terms("way ways thing things stuff something anything everything"))
@@ -115,8 +120,14 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(content_terms(text))
 
 
-def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
-    """Each chunk's blocks, long paragraphs and lists split into sentences and items, no headings."""
+def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -> list[list[_Unit]]:
+    """Each chunk's blocks, long paragraphs and lists split into sentences and items, no headings.
+
+    Args:
+        chunks: the chunks read.
+        exercises_asked: the question is about exercises or quizzes themselves ("how do i add a
+            quiz to a page?"): a section under such a heading then answers rather than asks.
+    """
     out: list[list[_Unit]] = []
     for ci, chunk in enumerate(chunks):
         units: list[_Unit] = []
@@ -143,7 +154,9 @@ def _units(chunks: Sequence[RetrievedChunk]) -> list[list[_Unit]]:
                 units.append(_Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
                                    pairs=pairs, opens_section=heading, asks=_asks(piece)))
                 heading = False
-        if units and 2 * sum(u.asks for u in units) > len(units):  # mostly asking: an exercise, a quiz
+        heading_path = f"{chunk.title} > {chunk.section}"
+        set_work = not exercises_asked and _ASKING_SECTION.search(heading_path) is not None
+        if units and (set_work or 2 * sum(u.asks for u in units) > len(units)):  # a quiz, an exercise
             units = [dataclasses.replace(u, asks=True) for u in units]
         out.append(units)
     return out
@@ -286,7 +299,7 @@ def choose_excerpts(
     Returns:
         Excerpts best first; empty when no block shares a term with the question.
     """
-    per_chunk = _units(chunks[:max_chunks])
+    per_chunk = _units(chunks[:max_chunks], exercises_asked=_ASKING_SECTION.search(question) is not None)
     everything = [u for units in per_chunk for u in units]
     asked = content_terms(question)
     q_list = [t for t in asked if t not in _VAGUE] or asked

@@ -403,6 +403,25 @@ def test_a_quiz_or_an_exercise_is_no_answer() -> None:
     assert "b) Obstacle layer" not in result.text and "Explain what" not in result.text
 
 
+def test_what_an_exercise_heading_sets_the_reader_is_no_answer() -> None:
+    # "Design ...", "Research ...": the reader's tasks, in the very words of the topic.
+    tasks = chunk(1, "1. Design a gripper whose soft shape does the morphological computation for it.\n"
+                     "2. Research one example of morphological computation in animals.",
+                  score=0.8).model_copy(update={"section": "Chapter 2 > Exercise 2.3: Morphology"})
+    text = chunk(2, "Morphological computation means the body's shape does part of the work: for example, "
+                    "a soft gripper wraps around an object with no controller at all.", score=0.75)
+    result = ExtractiveGenerator().answer(request("what is morphological computation, got an example?",
+                                                  [tasks, text]))
+    assert result.text.startswith("Morphological computation means")
+    # The same words under a heading that explains are quoted as before.
+    taught = tasks.model_copy(update={"section": "Chapter 2 > Designing for morphology"})
+    assert ExtractiveGenerator().answer(request("what is morphological computation, got an example?",
+                                                [taught, text])).text.startswith("1. Design a gripper")
+    # Asked about the exercises themselves, their section answers.
+    assert ExtractiveGenerator().answer(request("what does exercise 2.3 ask about morphological computation?",
+                                                [tasks, text])).text.startswith("1. Design a gripper")
+
+
 def test_an_faq_answer_is_not_scored_down_with_its_question() -> None:
     faq = chunk(1, "How do I reset my password?\n\nOpen Settings, then Account, and click Reset password.",
                 score=0.85)
