@@ -81,10 +81,20 @@ _TASK = re.compile(
     r"^\W*(?:\d+[.)]\s*)?(?:\*\*[^*\n]{1,60}\*\*\s*:?\s*)?(?:Explain|Discuss|Compare|Contrast|Justify"
     r"|Evaluate|Analy[sz]e|Describe)\s+(?:the|how|why|what|when|a|an|your|each|one|two|three)\b")
 
-#: A heading that sets the reader work: what its section says asks ("Design a mechanical system
-#: where ...", "Research one example of ...") rather than explains, whatever its verbs. Textbooks'
-#: headings, in English; "Assessment" is left out, as a syllabus's grading sits under it.
-_ASKING_SECTION = re.compile(r"\b(?:exercises?|quiz(?:zes)?|homework|review questions)\b", re.IGNORECASE)
+#: A heading that names an exercise or a quiz ("Exercise 2.3: Morphology", "Exercises", "Lab
+#: Exercises", "Quiz 2", "Review Questions"), as a page title or a section in its heading path: what
+#: its section says asks ("Design a mechanical system where ...", "Research one example of ...")
+#: rather than explains, whatever its verbs. The word ends the heading, or only a number or a
+#: colon and a title follow it, and no verb leads to it: "Quiz settings" and "Creating quizzes"
+#: (a product's pages) are no quiz. Textbooks' headings, in English; "Assessment" is left out, as
+#: a syllabus's grading sits under it.
+_ASKING_HEADING = re.compile(
+    r"(?:^|>)\s*(?:\d[\d.]*\s*)?(?:(?![\w-]*ing\s)[\w-]+\s+){0,2}"
+    r"(?:exercises?|quiz(?:zes)?|homework|review\s+questions)(?:\s*\d[\d.]*)?\s*(?::[^>]*)?(?=>|$)",
+    re.IGNORECASE)
+
+#: The question asks about exercises or quizzes themselves: their sections then answer.
+_ASKING_WORD = re.compile(r"\b(?:exercises?|quiz(?:zes)?|homework|review\s+questions)\b", re.IGNORECASE)
 
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
 #: would outweigh the word the question is about.
@@ -155,7 +165,7 @@ def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -
                                    pairs=pairs, opens_section=heading, asks=_asks(piece)))
                 heading = False
         heading_path = f"{chunk.title} > {chunk.section}"
-        set_work = not exercises_asked and _ASKING_SECTION.search(heading_path) is not None
+        set_work = not exercises_asked and _ASKING_HEADING.search(heading_path) is not None
         if units and (set_work or 2 * sum(u.asks for u in units) > len(units)):  # a quiz, an exercise
             units = [dataclasses.replace(u, asks=True) for u in units]
         out.append(units)
@@ -299,7 +309,7 @@ def choose_excerpts(
     Returns:
         Excerpts best first; empty when no block shares a term with the question.
     """
-    per_chunk = _units(chunks[:max_chunks], exercises_asked=_ASKING_SECTION.search(question) is not None)
+    per_chunk = _units(chunks[:max_chunks], exercises_asked=_ASKING_WORD.search(question) is not None)
     everything = [u for units in per_chunk for u in units]
     asked = content_terms(question)
     q_list = [t for t in asked if t not in _VAGUE] or asked

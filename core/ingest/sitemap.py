@@ -217,8 +217,8 @@ def _pages_to_fetch(entries: list[SitemapEntry], known: dict[str, str], sync: Do
     """The pages to fetch, and the lastmod state of those skipped (counted as unchanged in ``sync``).
 
     A page is skipped when its lastmod is the one recorded, its chunks are stored, and the
-    vocabulary holds everything read today about it (an entry written before acronyms were
-    read is not: the page is fetched once more).
+    vocabulary holds everything read today about it (an entry written before acronyms or
+    versioned names were counted is not: the page is fetched once more).
     """
     to_fetch: list[SitemapEntry] = []
     new_state: dict[str, str] = {}

@@ -33,8 +33,9 @@ LEXICON_VERSION = 1
 _WORD_RE = re.compile(r"^[a-z][a-z0-9_-]*[a-z0-9]$")
 
 
-#: A name and its version number apart ("ROS 2", "Python 3"), not a dotted version ("Python 3.12").
-SPACED_VERSION_RE = re.compile(r"\b([A-Za-z]{2,}) (\d{1,2})\b(?!\.\d)")
+#: A name and its version number apart ("ROS 2", "Python 3"; a no-break space in HTML), not a
+#: dotted version ("Python 3.12").
+SPACED_VERSION_RE = re.compile(r"\b([A-Za-z]{2,})[ \u00a0](\d{1,2})\b(?!\.\d)")
 #: The same written together ("ros2", "python3").
 JOINED_VERSION_RE = re.compile(r"\b([A-Za-z]{2,})(\d{1,2})\b(?!\.\d)")
 
@@ -45,8 +46,12 @@ def chunk_words(text: str) -> set[str]:
 
 
 def chunk_versions(text: str) -> set[str]:
-    """The distinct names written apart from their version in one chunk ("ros 2"), lower-case."""
-    return {f"{m.group(1)} {m.group(2)}".lower() for m in SPACED_VERSION_RE.finditer(text)}
+    """The distinct names written apart from their version in one chunk ("ros 2"), lower-case.
+
+    "in 10" or "for 2" name nothing: a stop word before a number is no name.
+    """
+    return {f"{m.group(1)} {m.group(2)}".lower() for m in SPACED_VERSION_RE.finditer(text)
+            if m.group(1).lower() not in STOPWORDS}
 
 
 @dataclass(frozen=True)
@@ -205,14 +210,19 @@ class LexiconFile:
         versions: Counter[str] = Counter()
         forms: dict[str, Counter[str]] = {}
         chunks = 0
+        counted_all = True
         for entry in self._docs.values():
             chunks += int(entry.get("chunks", 0))
             words.update(entry.get("words", {}))
             versions.update(entry.get("versions", {}))
+            counted_all = counted_all and "versions" in entry
             # Recorded before acronyms were read: none until the next ingest records it again.
             for acronym, counted in entry.get("acronyms", {}).items():
                 forms.setdefault(acronym, Counter()).update(counted)
-        return Lexicon(chunks=chunks, words=dict(words), acronyms=commonest(forms), versions=dict(versions))
+        # Until every document is recorded again with them, pair counts from some documents set
+        # against word counts from all would favour the joined form: none are used.
+        return Lexicon(chunks=chunks, words=dict(words), acronyms=commonest(forms),
+                       versions=dict(versions) if counted_all else {})
 
 
 class LexiconCache:

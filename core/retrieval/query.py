@@ -332,18 +332,28 @@ def docs_versions(text: str, lexicon: Lexicon) -> str:
     commands and package names that use it ("gazebo11").
     """
     if not lexicon.versions:
-        return text  # recorded before versions were counted: nothing to go by
+        return text  # none counted (yet): nothing to go by
+
+    lowered = text.lower()
+    added: set[str] = set()
+
+    def add(typed: str, other: str) -> str:
+        # Once, and not when the message writes it already ("ros2 or ROS 2?").
+        if other.lower() in added or re.search(rf"\b{re.escape(other.lower())}\b", lowered):
+            return typed
+        added.add(other.lower())
+        return f"{typed} {other}"
 
     def with_spaced(m: re.Match[str]) -> str:
         spaced = f"{m.group(1)} {m.group(2)}"
         if lexicon.versions.get(spaced.lower(), 0) > lexicon.words.get(m.group(0).lower(), 0):
-            return f"{m.group(0)} {spaced}"
+            return add(m.group(0), spaced)
         return m.group(0)
 
     def with_joined(m: re.Match[str]) -> str:
-        joined = m.group(1) + m.group(2)
-        if lexicon.words.get(joined.lower(), 0) > lexicon.versions.get(m.group(0).lower(), 0):
-            return f"{m.group(0)} {joined}"
+        joined, spaced = m.group(1) + m.group(2), f"{m.group(1)} {m.group(2)}"  # a no-break space too
+        if lexicon.words.get(joined.lower(), 0) > lexicon.versions.get(spaced.lower(), 0):
+            return add(m.group(0), joined)
         return m.group(0)
 
     return SPACED_VERSION_RE.sub(with_joined, JOINED_VERSION_RE.sub(with_spaced, text))

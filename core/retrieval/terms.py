@@ -22,7 +22,9 @@ _POINTS_AHEAD_RE = re.compile(r"\b(?:the following|as follows|below|like this|th
 _POINTS_BACK_RE = re.compile(
     r"^\W*(?:(?:this|these|that|those|it|its|they|their|them|such|however|otherwise|instead|then|but|also"
     r"|therefore|thus|hence)\b"
-    r"|(?:with|in|for|by|after|from|without|because\s+of|unlike)\s+(?:this|that|these|those|such|it)\b)",
+    r"|(?:with|in|for|by|after|from|without|because\s+of|unlike)\s+(?:this|that|these|those|such|it)\b"
+    # "For those who are new", "In this tutorial you will": the reader or the page, not the block before.
+    r"(?!\s+(?:who|which|tutorial|guide|section|page|chapter|document|article|release|version)\b))",
     re.IGNORECASE)
 
 _STOPWORD_TEXT = """

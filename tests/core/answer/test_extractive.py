@@ -422,6 +422,15 @@ def test_what_an_exercise_heading_sets_the_reader_is_no_answer() -> None:
                                                 [tasks, text])).text.startswith("1. Design a gripper")
 
 
+def test_a_product_page_about_quizzes_is_no_quiz() -> None:
+    # "Quiz settings" documents a product; its prose answers as any page's does.
+    settings = chunk(1, "Set the time limit in minutes under Timing; students see a countdown.", score=0.8)
+    settings = settings.model_copy(update={"title": "Quiz settings", "section": "Quiz settings > Timing"})
+    other = chunk(2, "The time limit for sessions is set by the site administrator.", score=0.7)
+    result = ExtractiveGenerator().answer(request("how do i set the time limit?", [settings, other]))
+    assert result.text.startswith("Set the time limit in minutes")
+
+
 def test_an_faq_answer_is_not_scored_down_with_its_question() -> None:
     faq = chunk(1, "How do I reset my password?\n\nOpen Settings, then Account, and click Reset password.",
                 score=0.85)
@@ -466,6 +475,7 @@ def test_a_lead_in_to_a_diagram_is_not_quoted_with_what_follows_the_diagram() ->
     ("With this setting, bodies parse as JSON.", True), ("In that mode it waits.", True),
     ("Without it, nothing runs.", True), ("Therefore the lock is kept.", True),
     ("In the docs folder.", False), ("By default, it is strict.", False), ("Within this page", False),
+    ("For those who are new, start here.", False), ("In this tutorial, you build a robot.", False),
 ])
 def test_refers_back(text: str, expected: bool) -> None:
     assert refers_back(text) is expected

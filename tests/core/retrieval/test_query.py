@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.retrieval.lexicon import Lexicon, LexiconCache, LexiconFile
+from core.retrieval.lexicon import Lexicon, LexiconCache, LexiconFile, chunk_versions
 from core.retrieval.query import correct_word, normalise_chat, strip_markup, understand, unknown_names
 
 LEXICON = Lexicon(chunks=10, words={
@@ -279,6 +279,19 @@ def test_the_lexicon_counts_names_written_apart_from_their_version(tmp_path: Pat
     lexicon = LexiconCache(path=path).get()
     assert lexicon.versions == {"ros 2": 2, "ros 1": 1, "python 3": 1}  # not "python 3.12"
     assert lexicon.words["ros2"] == 1
+    # A no-break space (HTML) counts; a stop word before a number is no name ("in 10 steps").
+    assert chunk_versions("ROS\u00a02 starts in 10 steps, for 2 robots.") == {"ros 2"}
+
+
+def test_versions_counted_for_only_some_documents_are_not_used(tmp_path: Path) -> None:
+    import json
+
+    path = saved_lexicon(tmp_path, {"intro.md": ["ROS 2 replaces ROS 1."]})
+    written = json.loads(path.read_text())
+    written["documents"]["cli.md"] = {"hash": "h1", "chunks": 3, "words": {"ros2": 3}, "acronyms": {}}
+    path.write_text(json.dumps(written))
+    # cli.md's pairs are not counted yet: set against its words they would mislead.
+    assert LexiconFile(path=path).lexicon().versions == {}
 
 
 @pytest.mark.parametrize(("message", "searched"), [
@@ -287,6 +300,8 @@ def test_the_lexicon_counts_names_written_apart_from_their_version(tmp_path: Pat
     # They write "gazebo11" (a package) more than "Gazebo 11": the joined form is added.
     ("keep gazebo 11 installed", "keep gazebo 11 gazebo11 installed"),
     ("uninstall gazebo11", "uninstall gazebo11"),
+    # Once only, and not when the message writes it already.
+    ("ros2 or ROS 2?", "ros2 or ROS 2?"), ("ros2 and ros2", "ros2 ros 2 and ros2"),
     # A dotted version, a name the docs do not version and a bare number stay as typed.
     ("python3.12 not found", "python3.12 not found"), ("esp32 board", "esp32 board"), ("2 nodes", "2 nodes"),
 ])
