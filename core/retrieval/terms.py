@@ -127,6 +127,8 @@ def stem(word: str) -> str:
     if len(word) <= 3 or not word.isalpha():
         return word
     for suffix, repl, min_len in _SUFFIXES:
+        if suffix == "ly" and word.endswith("ply"):
+            continue  # "apply", "reply", "supply" are verbs ("applies" -> "apply"), not adverbs of "app"
         if word.endswith(suffix) and len(word) - len(suffix) >= min_len:
             base = word[: len(word) - len(suffix)] + repl
             # "running" -> "runn" -> "run": undo a doubled final consonant.
@@ -164,7 +166,7 @@ _SUFFIXES: tuple[tuple[str, str, int], ...] = (
     ("ied", "y", 2),
     ("sses", "ss", 2),
     ("ed", "", 3),
-    ("ly", "", 3),
+    ("ly", "", 4),  # not "early" -> "ear"
     ("es", "e", 3),
     ("s", "", 3),
 )

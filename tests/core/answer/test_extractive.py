@@ -217,6 +217,9 @@ def test_stemming_is_consistent() -> None:
     assert stem("simulates") == stem("simulated") == stem("simulate")
     assert stem("nodes") == stem("node") and stem("boxes") == stem("box")
     assert content_terms("The nodes are publishing topics") == [stem("node"), "publish", "topic"]
+    # "apply" is no adverb of "app" (FastAPI's `app`), nor "early" of "ear".
+    assert stem("apply") == stem("applies") == stem("applied") != stem("app")
+    assert stem("early") != stem("ear") and stem("quickly") == stem("quick")
 
 
 # --------------------------------------------------------------------------- renumbering
