@@ -66,6 +66,11 @@ W_NAMES = 0.03
 #: Weight of the question-block dense similarity (tuned on gazebo-docs: 0.1 and 0.2 tied, 0.1
 #: also helped robotics-textbook-2).
 W_SEMANTIC = 0.1
+#: Weight of the share of the code names the question types (``_TYPED_NAME``) that a block
+#: writes as they are: "--locked or --frozen?", "x_client_id", "add_middleware()". The docs'
+#: passage about a flag names it; its words alone ("lock", "frozen") are everywhere. As much as
+#: the retrieval rank; 0.2 was measured too (BENCHMARKS.md, ninth pass).
+W_TYPED = 0.1
 #: How many of the best blocks by words are re-scored with the dense similarity.
 SEMANTIC_DEPTH = 12
 
@@ -92,6 +97,10 @@ _ASKING_HEADING = re.compile(
     r"(?:^|>)\s*(?:\d[\d.]*\s*)?(?:(?![\w-]*ing\s)[\w-]+\s+){0,2}"
     r"(?:exercises?|quiz(?:zes)?|homework|review\s+questions)(?:\s*\d[\d.]*)?\s*(?::[^>]*)?(?=>|$)",
     re.IGNORECASE)
+
+#: A code name typed in a question: a flag ("--frozen"), an identifier with an underscore
+#: ("x_client_id", "IGN_GAZEBO_RESOURCE_PATH") or a call ("Header()").
+_TYPED_NAME = re.compile(r"(?<![\w-])(--?[a-z][\w-]+|[a-z]\w*_\w+|\w+\(\))", re.IGNORECASE)
 
 #: The question asks about exercises or quizzes themselves: their sections then answer.
 _ASKING_WORD = re.compile(r"\b(?:exercises?|quiz(?:zes)?|homework|review\s+questions)\b", re.IGNORECASE)
@@ -274,13 +283,27 @@ def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str]) -> st
     return "\n\n".join(parts)
 
 
+def _typed_names(question: str) -> list[re.Pattern[str]]:
+    """Patterns finding each code name the question types, as a whole name ("--locked", not "--locked-x")."""
+    names = dict.fromkeys(m.lower() for m in _TYPED_NAME.findall(question))
+    return [re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE) for name in names]
+
+
+def _typed_share(unit: _Unit, typed: Sequence[re.Pattern[str]]) -> float:
+    """The share of the question's typed code names that ``unit`` writes as they are."""
+    if not typed:
+        return 0.0
+    return sum(1 for name in typed if name.search(unit.block.text)) / len(typed)
+
+
 def _ranked(
     question: str, units: Sequence[_Unit], chunks: Sequence[RetrievedChunk], weights: dict[str, float],
     q_pairs: frozenset[tuple[str, str]], cosines: CosineFn | None,
 ) -> list[tuple[float, _Unit]]:
     """Units best first: by words, then the best few re-scored with their meaning too."""
-    scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs), u) for u in units),
-                    key=lambda su: (-su[0], su[1].chunk, su[1].position))
+    typed = _typed_names(question)
+    scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs) + W_TYPED * _typed_share(u, typed), u)
+                     for u in units), key=lambda su: (-su[0], su[1].chunk, su[1].position))
     if cosines is None or not scored:
         return scored
     # Embedding every block costs more than the rest of the answer; meaning only needs to

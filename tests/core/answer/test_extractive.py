@@ -340,6 +340,15 @@ def test_a_passage_of_the_same_page_scoring_almost_as_well_is_quoted_too() -> No
     assert result.text.startswith("By default") and "`strict_content_type=False`" in result.text
 
 
+def test_a_block_writing_the_flag_the_question_types_is_preferred() -> None:
+    # Both blocks hold every word of the question; only one names the flag it asks about.
+    page = chunk(1, "# Locking\n\nIn CI, a job should fail when the `locked` lockfile is stale.\n\n"
+                    "## Checking\n\nIn CI, pass `--locked`: the job fails when the lockfile is stale.")
+    asked = "my ci job should fail when the lockfile is stale. is that --locked?"
+    result = ExtractiveGenerator().answer(request(asked, [page]))
+    assert result.text.startswith("In CI, pass `--locked`")
+
+
 def test_a_passage_pointing_back_does_not_borrow_from_another_section() -> None:
     page = chunk(1, "Install.\n\nDownload the installer first.\n\n## Migrating\n\n"
                     "This tool will help you to automatically rewrite most of the migration code.")
