@@ -58,10 +58,11 @@ def introduces_next(text: str) -> bool:
 
 
 #: Openings that carry a passage on to its next step ("For that, use ...", "In this case, ...",
-#: "To do so, ..."), not prose that merely mentions what came before ("This page also ...").
+#: "To do so, ...") or turn it ("But there are cases in which `UploadFile` ...", "However, ..."),
+#: not prose that merely mentions what came before ("This page also ...").
 _CARRIES_ON_RE = re.compile(
     r"^\W*(?:(?:for|in|with|after)\s+(?:this|that|these|those|it)(?:\s+(?:case|cases|purpose))?"
-    r"|to\s+do\s+(?:this|that|so)|then|instead)\s*,", re.IGNORECASE)
+    r"|to\s+do\s+(?:this|that|so)|then|instead)\s*,|^\W*(?:but|however)\b", re.IGNORECASE)
 
 
 def carries_on(text: str) -> bool:

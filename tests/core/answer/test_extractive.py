@@ -498,6 +498,8 @@ def test_refers_back(text: str, expected: bool) -> None:
     ("Then, restart.", True), ("It is also possible to stream.", False),
     ("This page also covers cookies.", False), ("In this section we look at caching.", False),
     ("For this reason it fails.", False),
+    ("But there are cases in which `UploadFile` is better.", True), ("However, large files fail.", True),
+    ("Butter is not a turn.", False),
 ])
 def test_carries_on(text: str, expected: bool) -> None:
     assert carries_on(text) is expected
