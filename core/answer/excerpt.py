@@ -93,17 +93,17 @@ _TASK = re.compile(
 #: colon and a title follow it, and no verb leads to it: "Quiz settings" and "Creating quizzes"
 #: (a product's pages) are no quiz. Textbooks' headings, in English; "Assessment" is left out, as
 #: a syllabus's grading sits under it.
+_ASKING_NAMES = r"(?:exercises?|quiz(?:zes)?|homework|review\s+questions)"
 _ASKING_HEADING = re.compile(
-    r"(?:^|>)\s*(?:\d[\d.]*\s*)?(?:(?![\w-]*ing\s)[\w-]+\s+){0,2}"
-    r"(?:exercises?|quiz(?:zes)?|homework|review\s+questions)(?:\s*\d[\d.]*)?\s*(?::[^>]*)?(?=>|$)",
-    re.IGNORECASE)
+    rf"(?:^|>)\s*(?:\d[\d.]*\s*)?(?:(?![\w-]*ing\s)[\w-]+\s+){{0,2}}{_ASKING_NAMES}"
+    r"(?:\s*\d[\d.]*)?\s*(?::[^>]*)?(?=>|$)", re.IGNORECASE)
 
 #: A code name typed in a question: a flag ("--frozen"), an identifier with an underscore
 #: ("x_client_id", "IGN_GAZEBO_RESOURCE_PATH") or a call ("Header()").
 _TYPED_NAME = re.compile(r"(?<![\w-])(--?[a-z][\w-]+|[a-z]\w*_\w+|\w+\(\))", re.IGNORECASE)
 
 #: The question asks about exercises or quizzes themselves: their sections then answer.
-_ASKING_WORD = re.compile(r"\b(?:exercises?|quiz(?:zes)?|homework|review\s+questions)\b", re.IGNORECASE)
+_ASKING_WORD = re.compile(rf"\b{_ASKING_NAMES}\b", re.IGNORECASE)
 
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
 #: would outweigh the word the question is about.

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from core.ingest.document import fenced, with_lead
-from core.ingest.markdown import closes_fence, fence_opening
+from core.ingest.markdown import Fences, closes_fence
 from core.ingest.sphinx_markup import (
     CODE_DIRECTIVES,
     CODE_ROLES,
@@ -72,18 +72,16 @@ def myst_to_markdown(text: str, *, depth: int = 0) -> str:
     """Rewrite MyST's directives, roles, targets, comments and attributes as plain Markdown."""
     lines = text.split("\n")
     out: list[str] = []
-    fence = None
+    fences = Fences()
     i = 0
     while i < len(lines):
         line = lines[i]
         i += 1
-        if fence is not None:  # inside an ordinary code fence: as written
-            out.append(line)
-            fence = None if closes_fence(line, fence) else fence
-        elif depth < _MAX_DEPTH and (opener := _OPEN.match(line)):
+        # A directive's fence is checked first: outside code, ```{note} opens a note, not code.
+        if fences.fence is None and depth < _MAX_DEPTH and (opener := _OPEN.match(line)):
             body, i = _body(lines, i, opener["fence"], len(opener["indent"]))
             out.extend(["", *_directive(opener["name"], opener["args"], body, depth), ""])
-        elif (fence := fence_opening(line)) is not None:
+        elif fences.code(line):  # an ordinary code fence: as written
             out.append(line)
         elif not (_TARGET.match(line) or _COMMENT.match(line)):
             out.append(_ATTRIBUTES.sub("", _roles(line)))

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.errors import IngestSourceError
 from core.ingest.document import fenced
-from core.ingest.markdown import closes_fence, fence_opening
+from core.ingest.markdown import Fences
 
 _LANGUAGE = re.compile(r"[\w+#.-]+")
 #: An image attached to the cell: the URL means nothing outside the notebook; its alt text stays.
@@ -111,13 +111,10 @@ def _source(source: Any) -> str:
 
 def _closed(markdown: str) -> str:
     """A Markdown cell with a code fence it leaves open closed: Jupyter renders each cell alone."""
-    fence = None
+    fences = Fences()
     for line in markdown.split("\n"):
-        if fence is None:
-            fence = fence_opening(line)
-        elif closes_fence(line, fence):
-            fence = None
-    return markdown if fence is None else f"{markdown}\n{fence}"
+        fences.code(line)
+    return markdown if fences.fence is None else f"{markdown}\n{fences.fence}"
 
 
 def _level(level: Any) -> int:
