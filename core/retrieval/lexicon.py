@@ -148,7 +148,10 @@ class LexiconFile:
         if not isinstance(data, dict) or data.get("version") != LEXICON_VERSION:
             return {}
         docs = data.get("documents")
-        return docs if isinstance(docs, dict) else {}
+        if not isinstance(docs, dict):
+            return {}
+        # A hand-edited or damaged entry is dropped, not read: the next ingest records it again.
+        return {name: entry for name, entry in docs.items() if _well_formed(entry)}
 
     def has(self, source_document: str, content_hash: str) -> bool:
         """True when this version of the document is already recorded."""
@@ -223,6 +226,13 @@ class LexiconFile:
         # against word counts from all would favour the joined form: none are used.
         return Lexicon(chunks=chunks, words=dict(words), acronyms=commonest(forms),
                        versions=dict(versions) if counted_all else {})
+
+
+def _well_formed(entry: Any) -> bool:
+    """Whether a recorded document has the shape ``LexiconFile.put`` writes."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("chunks", 0), int):
+        return False
+    return all(isinstance(entry.get(key, {}), dict) for key in ("words", "acronyms", "versions"))
 
 
 class LexiconCache:

@@ -175,6 +175,20 @@ def test_unreadable_lexicon_is_rebuilt_not_fatal(tmp_path: Path) -> None:
     assert not LexiconFile(path=path).has("a.md", "h")
 
 
+def test_a_damaged_lexicon_entry_is_dropped_not_fatal(tmp_path: Path) -> None:
+    import json
+
+    path = saved_lexicon(tmp_path, {"good.md": ["ROS 2 nodes"]})
+    written = json.loads(path.read_text())
+    damaged = {"hash": "h1", "chunks": 1, "words": None, "acronyms": {}, "versions": {}}
+    written["documents"].update({"a.md": damaged, "b.md": "not an entry",
+                                 "c.md": {"hash": "h1", "chunks": "2", "words": {}}})
+    path.write_text(json.dumps(written))
+    file = LexiconFile(path=path)
+    assert file.lexicon().words == {"ros": 1, "nodes": 1}  # the good entry only
+    assert not file.has("a.md", "h1")  # recorded again at the next ingest
+
+
 def test_term_idf_pools_word_forms_and_ranks_rare_terms_higher(tmp_path: Path) -> None:
     lexicon = Lexicon(chunks=10, words={"install": 4, "installing": 2, "ubuntu": 1, "gazebo": 9})
     terms = {"install": 1, "installing": 1, "ubuntu": 2, "gazebo": 3}
