@@ -34,8 +34,13 @@ from core.retrieval.ranking import semantic_score
 from core.retrieval.retriever import CosineFn
 from core.retrieval.terms import content_terms
 
-#: Characters of prose an excerpt grows to before it stops adding blocks.
+#: Characters of prose an answer grows to before it stops adding parts.
 EXCERPT_CHARS = 650
+#: Characters of prose one part grows to with the blocks that follow it in its section (a lead-in
+#: and the list or command it introduces always come along). Until the tenth pass it was the
+#: whole EXCERPT_CHARS: a page retelling the problem in the question's words filled the answer,
+#: and the block naming the setting that solves it had no room (BENCHMARKS.md, tenth pass).
+GROW_CHARS = 300
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
 #: a second page could be; the same page's "you can disable it by setting ..." after its "by
@@ -221,7 +226,7 @@ def _score(
 
 
 def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[_Unit]:
-    """The best unit plus its lead-in and the body it introduces, then more while short."""
+    """The best unit plus its lead-in and the body it introduces, then more while under GROW_CHARS."""
     start, end = best, best + 1
     # What comes before a section's first block belongs to another section.
     before = units[best - 1].block if best > 0 and not units[best].opens_section else None
@@ -240,7 +245,7 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
           and units[end].block.is_lead_in):
         end += 2  # the next sentence introduces the list or command
     size = sum(len(u.block.text) for u in units[start:end] if u.block.kind != "code")
-    while _same_section(units, end) and size < EXCERPT_CHARS:
+    while _same_section(units, end) and size < GROW_CHARS:
         nxt = units[end]
         relevant = any(t in nxt.terms for t in weights)
         # A code block right after the explanation is usually its example.
@@ -273,12 +278,12 @@ def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str]) -> st
     parts: list[str] = []
     for i, unit in enumerate(selected):
         text = render_block(unit.block, focus=focus)
-        if i == cite:
+        if i == cite and marker:
             text = f"{text} {marker}"
         elif labels[i]:
             text = f"**{text}**"
         parts.append(text)
-    if cite is None:
+    if cite is None and marker:
         parts.append(marker)
     return "\n\n".join(parts)
 
@@ -345,10 +350,19 @@ def choose_excerpts(
                      max_sources=max_sources)
     excerpts: list[Excerpt] = []
     unit: _Unit | None = scored[0][1]
+    last: tuple[int, int] | None = None
     while unit is not None:
         selected = picker.take(chunks[unit.chunk].url, _grow(per_chunk[unit.chunk], unit.position, weights))
         if selected:
-            excerpts.append(Excerpt(unit.chunk, _render(selected, f"[{unit.chunk + 1}]", frozenset(weights))))
+            first = selected[0]
+            # The passage goes on where the last part stopped: one passage, cited once.
+            follows = last == (first.chunk, first.position - 1) and not first.opens_section
+            text = _render(selected, "" if follows else f"[{unit.chunk + 1}]", frozenset(weights))
+            if follows:
+                excerpts[-1] = Excerpt(excerpts[-1].chunk, f"{excerpts[-1].text}\n\n{text}")
+            else:
+                excerpts.append(Excerpt(unit.chunk, text))
+            last = (selected[-1].chunk, selected[-1].position)
         unit = picker.next_part()
     return excerpts
 

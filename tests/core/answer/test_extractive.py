@@ -287,6 +287,31 @@ def test_a_second_question_in_the_message_gets_its_own_part() -> None:
     assert "configuration file" not in result.text
 
 
+def test_a_long_account_of_the_problem_leaves_room_for_the_setting_that_solves_it() -> None:
+    # The page describing the problem repeats the question's words paragraph after paragraph;
+    # quoted to the full length, it left no room for the list item naming the setting.
+    story = chunk(1, "CORS.\n\n" + "\n\n".join(
+        f"Step {n}: the browser at localhost sends the request with cookies to the backend, and the "
+        "backend answers with headers about which origin it allows." for n in range(1, 6)))
+    options = chunk(2, "Options.\n\n* `allow_credentials` - credentials (cookies) are supported for "
+                       "cross-origin requests; the origins cannot be a wildcard then.", score=0.6)
+    asked = "the browser on localhost will not send the cookies or credentials to the backend"
+    result = ExtractiveGenerator().answer(request(asked, [story, options]))
+    assert result.text.startswith("Step 1") and "`allow_credentials`" in result.text
+
+
+def test_a_part_going_on_where_the_last_one_stopped_is_cited_once() -> None:
+    paras = [f"Paragraph {n}: a proxy in front of your application sets headers on the fly before it "
+             "forwards each request to the server." for n in range(3)]
+    flag = "To trust them, start it with `--forwarded-allow-ips`."
+    page = chunk(1, "Proxies.\n\n" + "\n\n".join([*paras, flag]))
+    asked = ("how does the proxy set headers before it forwards the request to the server, "
+             "and how do i trust them?")
+    result = ExtractiveGenerator().answer(request(asked, [page]))
+    assert result.text.startswith("Paragraph 0") and result.text.endswith("`--forwarded-allow-ips`.")
+    assert result.text.count("[1]") == 1
+
+
 def test_a_complete_answer_gets_no_extra_parts() -> None:
     result = ExtractiveGenerator().answer(
         request("How many joints does a humanoid arm have in URDF?", [URDF, NODES, GAZEBO]))
