@@ -36,10 +36,11 @@ from core.retrieval.terms import content_terms
 
 #: Characters of prose an answer grows to before it stops adding parts.
 EXCERPT_CHARS = 650
-#: Characters of prose one part grows to with the blocks that follow it in its section (a lead-in
-#: and the list or command it introduces always come along). Until the tenth pass it was the
-#: whole EXCERPT_CHARS: a page retelling the problem in the question's words filled the answer,
-#: and the block naming the setting that solves it had no room (BENCHMARKS.md, tenth pass).
+#: Characters of prose one part grows to with the blocks of its section that share the question's
+#: words. The passage's next step (a lead-in's list or command, an example, "For that, use ...")
+#: comes along up to EXCERPT_CHARS. Until the tenth pass it was the whole EXCERPT_CHARS: a page
+#: retelling the problem in the question's words filled the answer, and the block naming the
+#: setting that solves it had no room (BENCHMARKS.md, tenth pass).
 GROW_CHARS = 300
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
@@ -226,7 +227,7 @@ def _score(
 
 
 def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[_Unit]:
-    """The best unit plus its lead-in and the body it introduces, then more while under GROW_CHARS."""
+    """The best unit plus its lead-in and the body it introduces, then what follows while short."""
     start, end = best, best + 1
     # What comes before a section's first block belongs to another section.
     before = units[best - 1].block if best > 0 and not units[best].opens_section else None
@@ -245,13 +246,14 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
           and units[end].block.is_lead_in):
         end += 2  # the next sentence introduces the list or command
     size = sum(len(u.block.text) for u in units[start:end] if u.block.kind != "code")
-    while _same_section(units, end) and size < GROW_CHARS:
+    while _same_section(units, end) and size < EXCERPT_CHARS:
         nxt = units[end]
         relevant = any(t in nxt.terms for t in weights)
         # A code block right after the explanation is usually its example.
         example = nxt.block.kind == "code" and units[end - 1].block.kind == "para"
         # "For that, use `fallback`:" is the passage's next step, whatever words it uses.
-        if not (relevant or example or units[end - 1].block.is_lead_in or nxt.block.carries_on):
+        step = example or units[end - 1].block.is_lead_in or nxt.block.carries_on
+        if not (step or (relevant and size < GROW_CHARS)):
             break
         end += 1
         if nxt.block.kind != "code":

@@ -300,6 +300,20 @@ def test_a_long_account_of_the_problem_leaves_room_for_the_setting_that_solves_i
     assert result.text.startswith("Step 1") and "`allow_credentials`" in result.text
 
 
+def test_the_step_that_solves_the_problem_comes_along_however_long_the_part() -> None:
+    # The part has reached its length with the account of the problem; "For that, use ..." and
+    # its example are the solution, and come along whatever words they use.
+    page = chunk(1, "Frontends.\n\nMany single-page apps use client-side routing, so a path like "
+                    "/dashboard/settings is no file on disk; the app in the browser handles it.\n\n"
+                    "So, when that URL is opened directly, the backend should serve the app from "
+                    "index.html, and the app then handles the routing in the browser.\n\n"
+                    "For that, use `fallback=\"index.html\"`:\n\n"
+                    "```python\napp.frontend(\"/\", directory=\"dist\", fallback=\"index.html\")\n```")
+    asked = "refreshing /dashboard/settings of my single-page app gives 404, how do i serve it?"
+    result = ExtractiveGenerator().answer(request(asked, [page]))
+    assert result.text.startswith("Many single-page apps") and 'app.frontend("/"' in result.text
+
+
 def test_a_part_going_on_where_the_last_one_stopped_is_cited_once() -> None:
     paras = [f"Paragraph {n}: a proxy in front of your application sets headers on the fly before it "
              "forwards each request to the server." for n in range(3)]
