@@ -34,13 +34,14 @@ from core.retrieval.ranking import semantic_score
 from core.retrieval.retriever import CosineFn
 from core.retrieval.terms import content_terms
 
-#: Characters of prose an answer grows to before it stops adding parts.
+#: Characters of prose after which an answer adds no more parts, and up to which one part takes
+#: the passage's next step (a lead-in's list or command, an example, "For that, use ...").
 EXCERPT_CHARS = 650
-#: Characters of prose one part grows to with the blocks of its section that share the question's
-#: words. The passage's next step (a lead-in's list or command, an example, "For that, use ...")
-#: comes along up to EXCERPT_CHARS. Until the tenth pass it was the whole EXCERPT_CHARS: a page
-#: retelling the problem in the question's words filled the answer, and the block naming the
-#: setting that solves it had no room (BENCHMARKS.md, tenth pass).
+#: Characters of prose up to which one part takes the blocks of its section that share the
+#: question's words. Until the tenth pass it was EXCERPT_CHARS: a page retelling the problem in
+#: the question's words filled the answer, and the block naming the setting that solves it had no
+#: room. Capping later parts by what the answer has left was measured too and lost two facts
+#: (BENCHMARKS.md, tenth pass).
 GROW_CHARS = 300
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
@@ -131,7 +132,7 @@ class _Unit:
     asks: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Excerpt:
     """What one source contributes to the answer: its 0-based chunk number and Markdown."""
 
@@ -227,7 +228,12 @@ def _score(
 
 
 def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[_Unit]:
-    """The best unit plus its lead-in and the body it introduces, then what follows while short."""
+    """The best unit plus its lead-in and the body it introduces, then what follows in its section.
+
+    Blocks sharing the question's words follow while the part is under GROW_CHARS of prose; the
+    passage's next step (an example, what a lead-in introduces, "For that, ...") while it is under
+    EXCERPT_CHARS.
+    """
     start, end = best, best + 1
     # What comes before a section's first block belongs to another section.
     before = units[best - 1].block if best > 0 and not units[best].opens_section else None
@@ -267,7 +273,7 @@ def _same_section(units: Sequence[_Unit], i: int) -> bool:
 
 
 def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str]) -> str:
-    """Join blocks as Markdown; the citation goes after the first prose block.
+    """Join blocks as Markdown; the citation ``marker`` goes after the first prose block ("": none).
 
     A merged part's label ("Expected Output") reads as the heading it is, in bold, unless it is
     the only prose to cite; at the end it labels nothing quoted and is left out.
@@ -361,10 +367,12 @@ def choose_excerpts(
             follows = last == (first.chunk, first.position - 1) and not first.opens_section
             text = _render(selected, "" if follows else f"[{unit.chunk + 1}]", frozenset(weights))
             if follows:
-                excerpts[-1] = Excerpt(excerpts[-1].chunk, f"{excerpts[-1].text}\n\n{text}")
+                excerpts[-1] = dataclasses.replace(excerpts[-1], text=f"{excerpts[-1].text}\n\n{text}")
             else:
-                excerpts.append(Excerpt(unit.chunk, text))
-            last = (selected[-1].chunk, selected[-1].position)
+                excerpts.append(Excerpt(chunk=unit.chunk, text=text))
+            # A label ending a part is left out of it (``_render``): what follows it is no going on.
+            end = selected[-1]
+            last = None if end.block.is_label else (end.chunk, end.position)
         unit = picker.next_part()
     return excerpts
 

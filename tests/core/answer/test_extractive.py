@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.answer.citations import build_sources, cited_indices, neutralize_mentions, strip_citations
+from core.answer.excerpt import GROW_CHARS, choose_excerpts
 from core.answer.generators.extractive import NO_CHUNKS_TEXT, ExtractiveGenerator
 from core.answer.sentences import split_sentences
 from core.models import RetrievedChunk, UserQuery
@@ -301,29 +302,50 @@ def test_a_long_account_of_the_problem_leaves_room_for_the_setting_that_solves_i
 
 
 def test_the_step_that_solves_the_problem_comes_along_however_long_the_part() -> None:
-    # The part has reached its length with the account of the problem; "For that, use ..." and
-    # its example are the solution, and come along whatever words they use.
-    page = chunk(1, "Frontends.\n\nMany single-page apps use client-side routing, so a path like "
-                    "/dashboard/settings is no file on disk; the app in the browser handles it.\n\n"
-                    "So, when that URL is opened directly, the backend should serve the app from "
-                    "index.html, and the app then handles the routing in the browser.\n\n"
-                    "For that, use `fallback=\"index.html\"`:\n\n"
+    # The account of the problem is past GROW_CHARS before "For that, use ..."; that and its
+    # example are the solution, and come along whatever words they use.
+    story = ("Many single-page apps use client-side routing, so a path like /dashboard/settings is no "
+             "file on disk; the app in the browser handles it.\n\nSo, when that URL is opened "
+             "directly, the backend should serve the app from index.html, and the app then handles "
+             "the routing in the browser, the way single-page apps expect it to work.")
+    assert len(story) > GROW_CHARS
+    page = chunk(1, f"Frontends.\n\n{story}\n\nFor that, use `fallback=\"index.html\"`:\n\n"
                     "```python\napp.frontend(\"/\", directory=\"dist\", fallback=\"index.html\")\n```")
     asked = "refreshing /dashboard/settings of my single-page app gives 404, how do i serve it?"
     result = ExtractiveGenerator().answer(request(asked, [page]))
     assert result.text.startswith("Many single-page apps") and 'app.frontend("/"' in result.text
 
 
+PROXY_PARAS = [f"Paragraph {n}: a proxy in front of your application sets headers on the fly before it "
+               "forwards each request to the server." for n in range(3)]
+PROXY_ASKED = ("how does the proxy set headers before it forwards the request to the server, "
+               "and how do i trust them?")
+PROXY_FLAG = "To trust them, start it with `--forwarded-allow-ips`."
+
+
 def test_a_part_going_on_where_the_last_one_stopped_is_cited_once() -> None:
-    paras = [f"Paragraph {n}: a proxy in front of your application sets headers on the fly before it "
-             "forwards each request to the server." for n in range(3)]
-    flag = "To trust them, start it with `--forwarded-allow-ips`."
-    page = chunk(1, "Proxies.\n\n" + "\n\n".join([*paras, flag]))
-    asked = ("how does the proxy set headers before it forwards the request to the server, "
-             "and how do i trust them?")
-    result = ExtractiveGenerator().answer(request(asked, [page]))
-    assert result.text.startswith("Paragraph 0") and result.text.endswith("`--forwarded-allow-ips`.")
-    assert result.text.count("[1]") == 1
+    # The first part stops at GROW_CHARS; the next part is the very next block: one passage.
+    assert len("".join(PROXY_PARAS[:2])) < GROW_CHARS < len("".join(PROXY_PARAS))
+    page = chunk(1, "Proxies.\n\n" + "\n\n".join([*PROXY_PARAS, PROXY_FLAG]))
+    excerpts = choose_excerpts(PROXY_ASKED, [page])
+    assert len(excerpts) == 1 and excerpts[0].text.count("[1]") == 1
+    assert excerpts[0].text.startswith("Paragraph 0") and excerpts[0].text.endswith(PROXY_FLAG)
+    # Under a heading of its own, the next part is another passage, cited again.
+    headed = chunk(1, "Proxies.\n\n" + "\n\n".join(PROXY_PARAS)
+                   + f"\n\n## Trusting them\n\n{PROXY_FLAG}")
+    again = choose_excerpts(PROXY_ASKED, [headed])
+    assert len(again) == 2 and "".join(e.text for e in again).count("[1]") == 2
+
+
+def test_a_part_after_a_label_left_out_is_another_passage() -> None:
+    # The first part ends on a merged section's label, which is not quoted; the block under it
+    # starts another section, so it is cited again rather than glued to the paragraph before.
+    paras = [f"{p[:-1]}, as usual for them, again." for p in PROXY_PARAS[:2]]
+    assert len("".join(paras)) < GROW_CHARS <= len("".join(paras)) + len("Proxy Headers Setup")
+    page = chunk(1, "Proxies.\n\n" + "\n\n".join([*paras, "Proxy Headers Setup", PROXY_FLAG]))
+    excerpts = choose_excerpts(PROXY_ASKED, [page])
+    assert [e.text.endswith("[1]") for e in excerpts] == [False, True]
+    assert "Proxy Headers Setup" not in "".join(e.text for e in excerpts)
 
 
 def test_a_complete_answer_gets_no_extra_parts() -> None:
