@@ -371,8 +371,8 @@ def choose_excerpts(
             else:
                 excerpts.append(Excerpt(chunk=unit.chunk, text=text))
             # A label ending a part is left out of it (``_render``): what follows it is no going on.
-            end = selected[-1]
-            last = None if end.block.is_label else (end.chunk, end.position)
+            tail = selected[-1]
+            last = None if tail.block.is_label else (tail.chunk, tail.position)
         unit = picker.next_part()
     return excerpts
 
