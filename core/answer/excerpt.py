@@ -132,14 +132,6 @@ class _Unit:
     asks: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Excerpt:
-    """What one source contributes to the answer: its 0-based chunk number and Markdown."""
-
-    chunk: int
-    text: str
-
-
 @lru_cache(maxsize=16_384)
 def _terms(text: str) -> tuple[str, ...]:
     # Cached: popular chunks come back question after question.
@@ -331,7 +323,7 @@ def _ranked(
 def choose_excerpts(
     question: str, chunks: Sequence[RetrievedChunk], *, max_chunks: int = 5, max_sources: int = 2,
     cosines: CosineFn | None = None,
-) -> list[Excerpt]:
+) -> list[str]:
     """Pick the excerpt(s) that answer ``question`` from the ranked ``chunks``.
 
     Args:
@@ -343,7 +335,8 @@ def choose_excerpts(
             shared words ("autonomous" and "autonomy" stem apart).
 
     Returns:
-        Excerpts best first; empty when no block shares a term with the question.
+        The excerpts' Markdown, best first, each with the ``[n]`` of its chunk; empty when no block
+        shares a term with the question.
     """
     per_chunk = _units(chunks[:max_chunks], exercises_asked=_ASKING_WORD.search(question) is not None)
     everything = [u for units in per_chunk for u in units]
@@ -356,7 +349,7 @@ def choose_excerpts(
         return []
     picker = _Picker(scored=scored, weights=weights, chunk_urls=[c.url for c in chunks[:max_chunks]],
                      max_sources=max_sources)
-    excerpts: list[Excerpt] = []
+    excerpts: list[str] = []
     unit: _Unit | None = scored[0][1]
     last: tuple[int, int] | None = None
     while unit is not None:
@@ -367,9 +360,9 @@ def choose_excerpts(
             follows = last == (first.chunk, first.position - 1) and not first.opens_section
             text = _render(selected, "" if follows else f"[{unit.chunk + 1}]", frozenset(weights))
             if follows:
-                excerpts[-1] = dataclasses.replace(excerpts[-1], text=f"{excerpts[-1].text}\n\n{text}")
+                excerpts[-1] = f"{excerpts[-1]}\n\n{text}"
             else:
-                excerpts.append(Excerpt(chunk=unit.chunk, text=text))
+                excerpts.append(text)
             # A label ending a part is left out of it (``_render``): what follows it is no going on.
             tail = selected[-1]
             last = None if tail.block.is_label else (tail.chunk, tail.position)

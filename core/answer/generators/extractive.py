@@ -65,7 +65,7 @@ class ExtractiveGenerator:
         excerpts = choose_excerpts(question, chunks, max_chunks=self.max_chunks,
                                    max_sources=self.max_sources, cosines=self.cosines)
         if excerpts:
-            text = "\n\n".join(e.text for e in excerpts)
+            text = "\n\n".join(excerpts)
         else:
             # Nothing shares a word with the question: quote the top chunk's opening rather
             # than saying nothing, still cited.

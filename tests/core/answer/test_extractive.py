@@ -328,13 +328,13 @@ def test_a_part_going_on_where_the_last_one_stopped_is_cited_once() -> None:
     assert len("".join(PROXY_PARAS[:2])) < GROW_CHARS < len("".join(PROXY_PARAS))
     page = chunk(1, "Proxies.\n\n" + "\n\n".join([*PROXY_PARAS, PROXY_FLAG]))
     excerpts = choose_excerpts(PROXY_ASKED, [page])
-    assert len(excerpts) == 1 and excerpts[0].text.count("[1]") == 1
-    assert excerpts[0].text.startswith("Paragraph 0") and excerpts[0].text.endswith(PROXY_FLAG)
+    assert len(excerpts) == 1 and excerpts[0].count("[1]") == 1
+    assert excerpts[0].startswith("Paragraph 0") and excerpts[0].endswith(PROXY_FLAG)
     # Under a heading of its own, the next part is another passage, cited again.
     headed = chunk(1, "Proxies.\n\n" + "\n\n".join(PROXY_PARAS)
                    + f"\n\n## Trusting them\n\n{PROXY_FLAG}")
     again = choose_excerpts(PROXY_ASKED, [headed])
-    assert len(again) == 2 and "".join(e.text for e in again).count("[1]") == 2
+    assert len(again) == 2 and "".join(again).count("[1]") == 2
 
 
 def test_a_part_after_a_label_left_out_is_another_passage() -> None:
@@ -344,8 +344,8 @@ def test_a_part_after_a_label_left_out_is_another_passage() -> None:
     assert len("".join(paras)) < GROW_CHARS <= len("".join(paras)) + len("Proxy Headers Setup")
     page = chunk(1, "Proxies.\n\n" + "\n\n".join([*paras, "Proxy Headers Setup", PROXY_FLAG]))
     excerpts = choose_excerpts(PROXY_ASKED, [page])
-    assert [e.text.endswith("[1]") for e in excerpts] == [False, True]
-    assert "Proxy Headers Setup" not in "".join(e.text for e in excerpts)
+    assert [e.endswith("[1]") for e in excerpts] == [False, True]
+    assert "Proxy Headers Setup" not in "".join(excerpts)
 
 
 def test_a_complete_answer_gets_no_extra_parts() -> None:
