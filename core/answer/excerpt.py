@@ -32,7 +32,7 @@ from core.answer.sentences import looks_like_code, split_prose
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
 from core.retrieval.retriever import CosineFn
-from core.retrieval.terms import content_terms
+from core.retrieval.terms import STOPWORDS, content_terms
 
 #: Characters of prose after which an answer adds no more parts, and up to which one part takes
 #: the passage's next step (a lead-in's list or command, an example, "For that, use ...").
@@ -112,6 +112,8 @@ _TYPED_NAME = re.compile(r"(?<![\w-])(--?[a-z][\w-]+|[a-z]\w*_\w+|\w+\(\))", re.
 #: The question asks about exercises or quizzes themselves: their sections then answer.
 _ASKING_WORD = re.compile(rf"\b{_ASKING_NAMES}\b", re.IGNORECASE)
 
+#: A capitalised word: how a sentence starts it.
+_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
 #: would outweigh the word the question is about.
 _VAGUE = frozenset(content_terms("way ways thing things stuff something anything everything"))
@@ -130,6 +132,8 @@ class _Unit:
     opens_section: bool = False
     #: The block asks (a question, a task, quiz options), or most of its chunk does.
     asks: bool = False
+    #: Prose that starts mid-sentence (``_starts_mid_sentence``).
+    cut: bool = False
 
 
 @lru_cache(maxsize=16_384)
@@ -147,6 +151,7 @@ def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -
             quiz to a page?"): a section under such a heading then answers rather than asks.
     """
     out: list[list[_Unit]] = []
+    capitalised = frozenset(_CAPITALISED.findall("\n".join(c.content for c in chunks)))
     for ci, chunk in enumerate(chunks):
         units: list[_Unit] = []
         heading = False
@@ -170,7 +175,8 @@ def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -
                 terms = _terms(piece.text)
                 pairs = frozenset(itertools.pairwise(terms))
                 units.append(_Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
-                                   pairs=pairs, opens_section=heading, asks=_asks(piece)))
+                                   pairs=pairs, opens_section=heading, asks=_asks(piece),
+                                   cut=_starts_mid_sentence(piece, capitalised)))
                 heading = False
         heading_path = f"{chunk.title} > {chunk.section}"
         set_work = not exercises_asked and _ASKING_HEADING.search(heading_path) is not None
@@ -178,6 +184,20 @@ def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -
             units = [dataclasses.replace(u, asks=True) for u in units]
         out.append(units)
     return out
+
+
+def _starts_mid_sentence(block: Block, capitalised: frozenset[str]) -> bool:
+    """Prose whose first word is in lower case where a sentence would capitalise it.
+
+    A chunk's cut first words ("resolution is often ...", "and then ...") read badly alone; a
+    name written in lower case ("uv sync ...", "pip ...", "git ...") starts a whole sentence. A
+    lower-case word counts as a name unless it is a function word or the read text writes it
+    capitalised elsewhere.
+    """
+    if block.kind != "para" or not block.text[:1].islower():
+        return False
+    first = block.text.split(maxsplit=1)[0].rstrip(".,:;!?")
+    return first.lower() in STOPWORDS or first[:1].upper() + first[1:] in capitalised
 
 
 def _asks(block: Block) -> bool:
@@ -208,7 +228,7 @@ def _score(
     text = unit.block.text
     # A fragment (cut mid-sentence, unfenced code) reads badly; a quiz or an exercise restates
     # the asked words but answers nothing.
-    fragment = unit.asks or (unit.block.kind == "para" and (text[:1].islower() or looks_like_code(text)))
+    fragment = unit.asks or unit.cut or (unit.block.kind == "para" and looks_like_code(text))
     if unit.block.kind == "code":
         # Code mentions many identifiers by chance; it answers when the prose around it does,
         # and _grow brings it along with its lead-in.
@@ -234,7 +254,7 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
         or (units[best].block.kind == "para" and before.kind == "code"  # code first, then its explanation
             and before.text.count("\n") <= 16)
         # "This tool ..." names its tool the block before (a chunk's cut first words do not)
-        or (units[best].block.continues and before.kind in ("para", "list") and not before.text[:1].islower())
+        or (units[best].block.continues and before.kind in ("para", "list") and not units[best - 1].cut)
     ):
         start = best - 1
     # Never past the next heading either: its blocks answer under a title the excerpt leaves out.
