@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from core.ingest.markdown import INCLUDE_LINE
 from core.retrieval.terms import carries_on, content_terms, introduces_next, refers_back
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
@@ -30,8 +31,6 @@ _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by fro
 #: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
 #: and "Default: 8080" are values, not labels.
 _LABEL_COLON_RE = re.compile(r"(?<!\d):|:(?!\s*[A-Z])")
-#: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.py"').
-_INCLUDE_LINE_RE = re.compile(r"^\s*(?:\{!.*!\}|\{\*.*\*\}|-+8<-+\s+[\"'].*[\"'])\s*$")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
@@ -78,7 +77,7 @@ class Block:
         if self.kind != "code":
             return False
         body = [line for line in self.text.splitlines()[1:] if line.strip() and not _FENCE_RE.match(line)]
-        return self.is_diagram or (bool(body) and all(_INCLUDE_LINE_RE.match(line) for line in body))
+        return self.is_diagram or (bool(body) and all(INCLUDE_LINE.match(line) for line in body))
 
     @property
     def is_diagram(self) -> bool:

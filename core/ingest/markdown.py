@@ -27,7 +27,10 @@ _ADMONITION = re.compile(
     r"^[ \t]*(?::{3,}|/{3,})[ \t]*(?:[A-Za-z][\w-]*)?[ \t]*"  # ":::tip", "/// note"
     r"(?:\[(?P<bracket>[^\]]*)\]|\|?[ \t]*(?P<title>.*?))[ \t]*$"  # "[Title]", "| Title", " Title"
 )
-_INCLUDE = re.compile(r"^[ \t]*(?:\{\*.*\*\}|\{\s*#[\w.:-]+\s*\})[ \t]*$", re.M)  # {* file *}, {#label}
+#: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.md"'):
+#: the site's build puts the file there, so the line itself says nothing to a reader.
+INCLUDE_LINE = re.compile(r"^[ \t]*(?:\{!.*!\}|\{\*.*\*\}|-+8<-+[ \t]+([\"']).*\1)[ \t]*$", re.M)
+_ANCHOR_LINE = re.compile(r"^[ \t]*\{\s*#[\w.:-]+\s*\}[ \t]*$", re.M)  # {#label}
 _TAG_START = re.compile(r"<(/?)([A-Za-z][\w.:-]*)")
 _SPECIAL = re.compile(r"[`<]")
 _AUTOLINK = re.compile(r"(?i)(?:https?|mailto|ftp):")
@@ -77,7 +80,8 @@ def clean_prose(text: str) -> str:
     text = _HTML_COMMENT.sub("", text)
     text = _MDX_COMMENT.sub("", text)
     text = _IMPORT.sub("", text)
-    text = _INCLUDE.sub("", text)
+    text = INCLUDE_LINE.sub("", text)
+    text = _ANCHOR_LINE.sub("", text)
     text = _drop_exports(text)
     text = _strip_tags(text)
     lines: list[str] = []

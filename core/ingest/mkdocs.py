@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from core.ingest.document import with_lead
-from core.ingest.markdown import Fences
+from core.ingest.markdown import INCLUDE_LINE, Fences
 
 #: ``!!! note``, ``??? tip "Title"``, ``???+ warning``, ``!!! note ""``; ``=== "Tab"`` (``===+``,
 #: ``===!`` and ``===+!`` too). As Python-Markdown reads them: the space after the marker is
@@ -28,8 +28,7 @@ _OPEN = re.compile(
     r"(?:[ \t]+\"(?P<title>.*)\")?"
     r"|===\+?!?[ \t]+\"(?P<tab>.*)\")[ \t]*$"
 )
-#: pymdownx's snippet include: ``--8<-- "file.md"``, or a block of file names between bare markers.
-_SNIPPET = re.compile(r"^[ \t]*-+8<-+[ \t]+([\"']).*\1[ \t]*$")
+#: pymdownx's block of snippet file names between bare markers (one file: ``INCLUDE_LINE``).
 _SNIPPET_BLOCK = re.compile(r"^[ \t]*-+8<-+[ \t]*$")
 _SIGNS = re.compile(r"^[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]?[\w-]+|===\+?!?[ \t]+\"|-+8<-+)", re.M)
 #: The width of the indentation that holds a block's content.
@@ -59,7 +58,7 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
             out.extend(block or [line])  # no content: a line of text
         elif _SNIPPET_BLOCK.match(line) and (end := _snippet_end(lines, i)) is not None:
             i = end + 1  # a block of file names, up to its closing marker
-        elif not _SNIPPET.match(line):
+        elif not INCLUDE_LINE.match(line):  # a note holding only an include is empty
             out.append(line)
     if fences.fence is not None and depth > 0:
         out.append(fences.fence)  # a note's code ends with the note, as Python-Markdown reads it

@@ -105,6 +105,14 @@ def test_snippet_includes_are_dropped_inline_and_as_blocks() -> None:
     assert mkdocs_to_markdown(loose) == loose
 
 
+@pytest.mark.parametrize("include", ['--8<-- "footer.md"', "{* ../src/a.py hl[3] *}", "{!> ../src/a.py!}"])
+def test_every_include_syntax_is_dropped_and_a_note_of_one_is_empty(include: str, tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(f'# T\n\nBefore.\n\n{include}\n\n!!! note "Heads up"\n    {include}\n\nAfter.\n')
+    # The note keeps its title, as a note with nothing under it does, and no dangling lead.
+    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "Heads up", "After."]
+
+
 def test_crlf_pages_are_read_too(tmp_path: Path) -> None:
     page = tmp_path / "windows.md"
     page.write_bytes(b'# T\r\n\r\n!!! note "Heads up"\r\n    Body line.\r\n')
