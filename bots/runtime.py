@@ -154,7 +154,7 @@ async def _wire(
     pipeline = RagPipeline(
         settings=settings, embedder=embedder, store=store, generator=generator,
         fallback=extractive, conversations=db, queries=db, activity=db,
-        terms=lambda text: frozenset(local.sparse_query(text).indices),
+        terms=local.terms,
         similarity=local.similarity, reranker=build_reranker(settings, stack),
         cosine=None if embedder is local else local.cosines,
         lexicon=LexiconCaches(folder=settings.data_dir).get,

@@ -25,6 +25,8 @@ WORDLLAMA_DIM = 256
 LOCAL_MODEL_ID = f"local:bm25-en+wordllama-{WORDLLAMA_CONFIG}-{WORDLLAMA_DIM}"
 #: Passage vectors kept for ``cosines`` (256 floats each: 20,000 take about 20 MB).
 _VECTOR_CACHE = 20_000
+#: Passages whose term ids ``terms`` keeps (a few kB each with its text: 4,096 take about 8 MB).
+_TERMS_CACHE = 4_096
 
 
 @lru_cache(maxsize=1)
@@ -71,6 +73,7 @@ class LocalEmbedder:
         self._model = load_wordllama()
         self._bm25 = _bm25()
         self._vectors: dict[str, Any] = {}
+        self._terms: dict[str, frozenset[int]] = {}
 
     @property
     def model_id(self) -> str:
@@ -83,6 +86,19 @@ class LocalEmbedder:
     def sparse_query(self, text: str) -> SparseVector:
         """BM25 query vector (one weight per distinct stemmed term)."""
         return _sparse(self._bm25.embed_query(text))
+
+    def terms(self, text: str) -> frozenset[int]:
+        """The BM25 term ids of ``text``: what relevance counts as the words a passage holds.
+
+        Cached: every question reads the terms of twenty candidate passages, and popular
+        passages come back question after question.
+        """
+        held = self._terms.get(text)
+        if held is None:
+            if len(self._terms) >= _TERMS_CACHE:
+                del self._terms[next(iter(self._terms))]  # the oldest make room
+            held = self._terms[text] = frozenset(self._bm25.embed_query(text).indices)
+        return held
 
     def sparse_document(self, text: str) -> SparseVector:
         """BM25 document vector (saturated term frequencies)."""

@@ -57,6 +57,15 @@ async def test_documents_and_queries_share_term_ids() -> None:
     assert set(query.indices) <= set(doc.sparse_vector.indices)  # stemming maps both forms together
 
 
+def test_terms_are_the_query_term_ids_kept_for_the_next_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = LocalEmbedder()
+    monkeypatch.setattr("core.embedders.local._TERMS_CACHE", 2)
+    texts = ["Nodes communicate over topics.", "Services answer requests.", "Actions report feedback."]
+    assert [embedder.terms(t) for t in texts] == [frozenset(embedder.sparse_query(t).indices) for t in texts]
+    assert embedder.terms(texts[2]) is embedder.terms(texts[2])  # read again, not recomputed
+    assert len(embedder._terms) == 2  # the oldest made room
+
+
 def test_similarity_orders_related_texts_first() -> None:
     embedder = LocalEmbedder()
     near = embedder.similarity("robot arm kinematics", "inverse kinematics of a robotic manipulator")
