@@ -112,8 +112,9 @@ _TYPED_NAME = re.compile(r"(?<![\w-])(--?[a-z][\w-]+|[a-z]\w*_\w+|\w+\(\))", re.
 #: The question asks about exercises or quizzes themselves: their sections then answer.
 _ASKING_WORD = re.compile(rf"\b{_ASKING_NAMES}\b", re.IGNORECASE)
 
-#: A capitalised word: how a sentence starts it.
-_CAPITALISED = re.compile(r"\b[A-Z][\w'-]*")
+#: Code in prose (`uv sync`) or fenced: a name written in it is written as the tool spells it.
+_CODE = re.compile(r"```.*?```|`[^`\n]+`", re.DOTALL)
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
 #: would outweigh the word the question is about.
 _VAGUE = frozenset(content_terms("way ways thing things stuff something anything everything"))
@@ -151,7 +152,7 @@ def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -
             quiz to a page?"): a section under such a heading then answers rather than asks.
     """
     out: list[list[_Unit]] = []
-    capitalised = frozenset(_CAPITALISED.findall("\n".join(c.content for c in chunks)))
+    in_code = frozenset(_WORD.findall(" ".join(_CODE.findall("\n".join(c.content for c in chunks)))))
     for ci, chunk in enumerate(chunks):
         units: list[_Unit] = []
         heading = False
@@ -176,7 +177,7 @@ def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -
                 pairs = frozenset(itertools.pairwise(terms))
                 units.append(_Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
                                    pairs=pairs, opens_section=heading, asks=_asks(piece),
-                                   cut=_starts_mid_sentence(piece, capitalised)))
+                                   cut=_starts_mid_sentence(piece, in_code)))
                 heading = False
         heading_path = f"{chunk.title} > {chunk.section}"
         set_work = not exercises_asked and _ASKING_HEADING.search(heading_path) is not None
@@ -186,18 +187,18 @@ def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -
     return out
 
 
-def _starts_mid_sentence(block: Block, capitalised: frozenset[str]) -> bool:
-    """Prose whose first word is in lower case where a sentence would capitalise it.
+def _starts_mid_sentence(block: Block, in_code: frozenset[str]) -> bool:
+    """Prose that starts in lower case where no name does: a chunk's cut first words.
 
-    A chunk's cut first words ("resolution is often ...", "and then ...") read badly alone; a
-    name written in lower case ("uv sync ...", "pip ...", "git ...") starts a whole sentence. A
-    lower-case word counts as a name unless it is a function word or the read text writes it
-    capitalised elsewhere.
+    "resolution is often ...", "and then ..." read badly alone; "uv sync ..." or "pip ..."
+    starts a whole sentence with a name the pages write in lower case. A first word counts as
+    such a name only when the read chunks write it in code too (`uv lock`), and it is no
+    function word.
     """
     if block.kind != "para" or not block.text[:1].islower():
         return False
-    first = block.text.split(maxsplit=1)[0].rstrip(".,:;!?")
-    return first.lower() in STOPWORDS or first[:1].upper() + first[1:] in capitalised
+    first = _WORD.match(block.text.replace("\u2019", "'"))
+    return first is None or first[0].lower() in STOPWORDS or first[0].removesuffix("'s") not in in_code
 
 
 def _asks(block: Block) -> bool:

@@ -25,8 +25,11 @@ WORDLLAMA_DIM = 256
 LOCAL_MODEL_ID = f"local:bm25-en+wordllama-{WORDLLAMA_CONFIG}-{WORDLLAMA_DIM}"
 #: Passage vectors kept for ``cosines`` (256 floats each: 20,000 take about 20 MB).
 _VECTOR_CACHE = 20_000
-#: Passages whose term ids ``terms`` keeps (a few kB each with its text: 4,096 take about 8 MB).
-_TERMS_CACHE = 4_096
+#: Passages whose term ids ``terms`` keeps, least recently read out first (a 1,500-character
+#: passage takes about 15 kB with its text: 1,024 take about 15 MB).
+_TERMS_CACHE = 1_024
+#: Texts shorter than this (a word, a question) are read once: caching them would push out passages.
+_PASSAGE_CHARS = 200
 
 
 @lru_cache(maxsize=1)
@@ -73,7 +76,7 @@ class LocalEmbedder:
         self._model = load_wordllama()
         self._bm25 = _bm25()
         self._vectors: dict[str, Any] = {}
-        self._terms: dict[str, frozenset[int]] = {}
+        self._passage_terms = lru_cache(maxsize=_TERMS_CACHE)(self._term_ids)
 
     @property
     def model_id(self) -> str:
@@ -90,15 +93,13 @@ class LocalEmbedder:
     def terms(self, text: str) -> frozenset[int]:
         """The BM25 term ids of ``text``: what relevance counts as the words a passage holds.
 
-        Cached: every question reads the terms of twenty candidate passages, and popular
-        passages come back question after question.
+        A passage's are cached: every question reads the terms of twenty candidates, and
+        popular passages come back question after question.
         """
-        held = self._terms.get(text)
-        if held is None:
-            if len(self._terms) >= _TERMS_CACHE:
-                del self._terms[next(iter(self._terms))]  # the oldest make room
-            held = self._terms[text] = frozenset(self._bm25.embed_query(text).indices)
-        return held
+        return self._passage_terms(text) if len(text) >= _PASSAGE_CHARS else self._term_ids(text)
+
+    def _term_ids(self, text: str) -> frozenset[int]:
+        return frozenset(self._bm25.embed_query(text).indices)
 
     def sparse_document(self, text: str) -> SparseVector:
         """BM25 document vector (saturated term frequencies)."""

@@ -75,7 +75,8 @@ def clean_prose(text: str) -> str:
     """Remove MDX/HTML syntax from Markdown prose (never call it on code blocks).
 
     Keeps the text inside tags, admonitions and ``<details>``; drops comments,
-    ``import``/``export`` statements, tags, admonition fences and heading anchors.
+    ``import``/``export`` statements, tags, admonition fences, heading anchors and lines that
+    include another file (``INCLUDE_LINE``).
     """
     text = _HTML_COMMENT.sub("", text)
     text = _MDX_COMMENT.sub("", text)

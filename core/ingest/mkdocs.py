@@ -8,7 +8,8 @@ tab's name, often what its command is for, was a stray line. Here the content is
 and led by the label a reader sees ("Note:", "Title:", "macOS and Linux:"), as MyST's notes
 are (``core.ingest.myst``); nested blocks are read too.
 
-Snippet includes (``--8<-- "file.md"``) are dropped: the included file is not there to read.
+Lines that include another file (``--8<-- "file.md"``, ``{* file *}``, ``{! file !}``) are dropped:
+the included file is not there to read.
 Pure functions over text; code fences are left as written, but for the indentation a note's
 or a tab's content loses (tabs count four columns, as in Python-Markdown).
 """
@@ -43,7 +44,7 @@ def looks_like_mkdocs(text: str) -> bool:
 
 
 def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
-    """Rewrite admonitions and tabs as labelled prose; drop snippet includes."""
+    """Rewrite admonitions and tabs as labelled prose; drop lines that include another file."""
     lines = text.split("\n")
     out: list[str] = []
     fences = Fences()
@@ -58,7 +59,8 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
             out.extend(block or [line])  # no content: a line of text
         elif _SNIPPET_BLOCK.match(line) and (end := _snippet_end(lines, i)) is not None:
             i = end + 1  # a block of file names, up to its closing marker
-        elif not INCLUDE_LINE.match(line):  # a note holding only an include is empty
+        # Dropped here, not only by clean_prose: a note holding only an include is then empty.
+        elif not INCLUDE_LINE.match(line):
             out.append(line)
     if fences.fence is not None and depth > 0:
         out.append(fences.fence)  # a note's code ends with the note, as Python-Markdown reads it

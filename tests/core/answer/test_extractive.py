@@ -598,16 +598,17 @@ def test_quoted_phrases_are_the_spans_in_quotes_with_two_words_or_more() -> None
 
 
 @pytest.mark.parametrize(("first_words", "quoted"), [
-    # A tool named in lower case starts a whole sentence: it answers like any other.
+    # A tool the page writes in code, named in lower case, starts a whole sentence.
     ("uv python install", True),
-    # A chunk's cut first words read badly alone: a function word, or one the page capitalises.
+    ("uv's installer", True),
+    # A chunk's cut first words read badly alone: a function word, or a word no code writes.
     ("and then install", False),
-    ("install", False),
+    ("interpreter install", False),
 ])
-def test_a_lower_case_start_is_a_fragment_only_where_a_sentence_would_capitalise_it(
+def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
         first_words: str, quoted: bool) -> None:
     answer = f"{first_words} --default puts python in as the default executable."
     other = "The default executable is python, the first one found on the PATH."
-    page = chunk(1, f"Install the interpreter first.\n\n{answer}\n\n{other}")
+    page = chunk(1, f"Install the interpreter with `uv python install`.\n\n{answer}\n\n{other}")
     excerpts = choose_excerpts("how do i set python as the default executable?", [page])
     assert excerpts[0].startswith(answer) is quoted

@@ -57,13 +57,13 @@ async def test_documents_and_queries_share_term_ids() -> None:
     assert set(query.indices) <= set(doc.sparse_vector.indices)  # stemming maps both forms together
 
 
-def test_terms_are_the_query_term_ids_kept_for_the_next_question(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_terms_are_the_query_term_ids_and_a_passage_is_read_once() -> None:
     embedder = LocalEmbedder()
-    monkeypatch.setattr("core.embedders.local._TERMS_CACHE", 2)
-    texts = ["Nodes communicate over topics.", "Services answer requests.", "Actions report feedback."]
+    passage = "Nodes communicate over topics, services and actions. " * 5
+    texts = ["Nodes communicate over topics.", passage]
     assert [embedder.terms(t) for t in texts] == [frozenset(embedder.sparse_query(t).indices) for t in texts]
-    assert embedder.terms(texts[2]) is embedder.terms(texts[2])  # read again, not recomputed
-    assert len(embedder._terms) == 2  # the oldest made room
+    assert embedder.terms(passage) is embedder.terms(passage)  # kept for the next question
+    assert embedder.terms(texts[0]) is not embedder.terms(texts[0])  # a short text is not kept
 
 
 def test_similarity_orders_related_texts_first() -> None:

@@ -111,6 +111,9 @@ def test_every_include_syntax_is_dropped_and_a_note_of_one_is_empty(include: str
     page.write_text(f'# T\n\nBefore.\n\n{include}\n\n!!! note "Heads up"\n    {include}\n\nAfter.\n')
     # The note keeps its title, as a note with nothing under it does, and no dangling lead.
     assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "Heads up", "After."]
+    # Plain Markdown too: the line goes, the prose around it stays.
+    page.write_text(f"# T\n\nBefore.\n\n{include}\n\nAfter.\n")
+    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "After."]
 
 
 def test_crlf_pages_are_read_too(tmp_path: Path) -> None:
