@@ -75,7 +75,7 @@ def _similarity(texts: Sequence[str]) -> np.ndarray:
     from core.embedders.local import LocalEmbedder
 
     embedder = LocalEmbedder()
-    terms = [set(embedder.sparse_query(t).indices) for t in texts]
+    terms = [embedder.terms(t) for t in texts]
     df = Counter(term for ts in terms for term in ts)
     n = len(texts)
     shared = {term: i for i, term in enumerate(t for t, c in df.items() if c > 1)}
