@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.answer.blocks import Block, list_items, parse_blocks, rarity, render_block
+from core.answer.links import shown_links
 from core.answer.sentences import looks_like_code, split_prose
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
@@ -285,20 +286,24 @@ def _same_section(units: Sequence[_Unit], i: int) -> bool:
     return i < len(units) and not units[i].opens_section
 
 
-def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str]) -> str:
+def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str], *, page_url: str) -> str:
     """Join blocks as Markdown; the citation ``marker`` goes after the first prose block ("": none).
 
     A merged part's label ("Expected Output") reads as the heading it is, in bold, unless it is
-    the only prose to cite; at the end it labels nothing quoted and is left out.
+    the only prose to cite; at the end it labels nothing quoted and is left out. Prose links
+    are shown as chat can follow them (``shown_links``); a block that was only a picture goes.
     """
-    labels = [u.block.is_label for u in selected]
-    while len(selected) > 1 and labels[-1]:
-        selected, labels = selected[:-1], labels[:-1]
-    prose = [i for i, u in enumerate(selected) if u.block.kind in ("para", "list")]
+    shown = [(u, render_block(u.block, focus=focus)) for u in selected]
+    shown = [(u, text if u.block.kind == "code" else shown_links(text, page_url=page_url))
+             for u, text in shown]
+    shown = [(u, text) for u, text in shown if text.strip()] or shown[:1]
+    labels = [u.block.is_label for u, _ in shown]
+    while len(shown) > 1 and labels[-1]:
+        shown, labels = shown[:-1], labels[:-1]
+    prose = [i for i, (u, _) in enumerate(shown) if u.block.kind in ("para", "list")]
     cite = next((i for i in prose if not labels[i]), prose[0] if prose else None)
     parts: list[str] = []
-    for i, unit in enumerate(selected):
-        text = render_block(unit.block, focus=focus)
+    for i, (_, text) in enumerate(shown):
         if i == cite and marker:
             text = f"{text} {marker}"
         elif labels[i]:
@@ -379,7 +384,8 @@ def choose_excerpts(
             first = selected[0]
             # The passage goes on where the last part stopped: one passage, cited once.
             follows = last == (first.chunk, first.position - 1) and not first.opens_section
-            text = _render(selected, "" if follows else f"[{unit.chunk + 1}]", frozenset(weights))
+            text = _render(selected, "" if follows else f"[{unit.chunk + 1}]", frozenset(weights),
+                           page_url=chunks[unit.chunk].url)
             if follows:
                 excerpts[-1] = f"{excerpts[-1]}\n\n{text}"
             else:

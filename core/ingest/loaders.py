@@ -53,7 +53,7 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
 RST_PARSER = "rst-1"
 MYST_PARSER = "myst-1"
 MKDOCS_PARSER = "mkdocs-1"
-TEMPLATES_PARSER = "templates-1"
+TEMPLATES_PARSER = "templates-2"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 

@@ -30,7 +30,11 @@ _ADMONITION = re.compile(
 #: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.md"'):
 #: the site's build puts the file there, so the line itself says nothing to a reader.
 INCLUDE_LINE = re.compile(r"^[ \t]*(?:\{!.*!\}|\{\*.*\*\}|-+8<-+[ \t]+([\"']).*\1)[ \t]*$", re.M)
-_ANCHOR_LINE = re.compile(r"^[ \t]*\{\s*#[\w.:-]+\s*\}[ \t]*$", re.M)  # {#label}
+#: A line of attributes for the next block: ``{#label}``, MyST's ``{.hide-header}``, kramdown's
+#: ``{: .note}``, ``{#intro .lead key="v"}``: markup for the site, nothing a reader sees.
+_ATTRIBUTE_LINE = re.compile(
+    r"^[ \t]*\{:?[ \t]*[#.][\w.:-]+"
+    r"(?:[ \t]+(?:[#.][\w.:-]+|[\w-]+=(?:\"[^\"\n]*\"|'[^'\n]*'|[\w.:%-]+)))*[ \t]*\}[ \t]*$", re.M)
 _TAG_START = re.compile(r"<(/?)([A-Za-z][\w.:-]*)")
 _SPECIAL = re.compile(r"[`<]")
 _AUTOLINK = re.compile(r"(?i)(?:https?|mailto|ftp):")
@@ -75,14 +79,14 @@ def clean_prose(text: str) -> str:
     """Remove MDX/HTML syntax from Markdown prose (never call it on code blocks).
 
     Keeps the text inside tags, admonitions and ``<details>``; drops comments,
-    ``import``/``export`` statements, tags, admonition fences, heading anchors and lines that
-    include another file (``INCLUDE_LINE``).
+    ``import``/``export`` statements, tags, admonition fences, attribute lines (``{#label}``,
+    ``{.class}``) and lines that include another file (``INCLUDE_LINE``).
     """
     text = _HTML_COMMENT.sub("", text)
     text = _MDX_COMMENT.sub("", text)
     text = _IMPORT.sub("", text)
     text = INCLUDE_LINE.sub("", text)
-    text = _ANCHOR_LINE.sub("", text)
+    text = _ATTRIBUTE_LINE.sub("", text)
     text = _drop_exports(text)
     text = _strip_tags(text)
     lines: list[str] = []

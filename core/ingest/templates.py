@@ -6,8 +6,10 @@ Jekyll pages hold ``{% include %}`` and ``{% raw %}`` lines. Read as plain Markd
 stayed in the text, were searched, and were quoted in answers. Here a line holding only a tag
 goes: a block tag's content stays, led by what a reader sees (its ``title``, else its kind,
 "Warning:"), as MkDocs' notes are (``core.ingest.mkdocs``); other tags (includes, tables of
-contents) are left out, their files not being there to read. Tags inside a line of prose and
-anything in code fences are left as written.
+contents) are left out, their files not being there to read. A tag that opens a line of prose
+(``{{% warning %}} If you ...``) or closes one is read as if on its own line; Hugo's ``ref`` and
+``relref`` (``[cli]({{< relref "cli#install" >}})``) read as the page they name, as the site
+shows them. Other tags inside a line of prose and anything in code fences are left as written.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ _TAG = re.compile(
     r"^[ \t]*(?:\{%-?[ \t]*(?P<liquid>[\w-]+)(?P<largs>.*?)-?%\}"
     r"|\{\{[<%][ \t]*(?P<close>/)?[ \t]*(?P<hugo>[\w/.-]+)(?P<hargs>.*?)[>%]\}\})[ \t]*$"
 )
-_SIGNS = re.compile(r"^[ \t]*(?:\{%-?[ \t]*[\w-]+.*?-?%\}|\{\{[<%].*?[>%]\}\})[ \t]*$", re.M)
+_ONE_TAG = r"(?:\{%-?[ \t]*[\w-]+.*?-?%\}|\{\{[<%].*?[>%]\}\})"
+_SIGNS = re.compile(rf"^[ \t]*{_ONE_TAG}[ \t]*$|\{{\{{[<%][ \t]*(?:rel)?ref[ \t]", re.M)
+#: A tag opening a line of prose, or closing one: each is read as a line of its own.
+_OPENS_LINE = re.compile(rf"^([ \t]*{_ONE_TAG})[ \t]+(?=\S)")
+_CLOSES_LINE = re.compile(
+    r"(?<=\S)[ \t]+(\{%-?[ \t]*end[\w-]*[ \t]*-?%\}|\{\{[<%][ \t]*/.*?[>%]\}\})[ \t]*$")
+#: Hugo's link to a page: ``{{< relref "cli#install" >}}`` -> ``cli#install``.
+_REF = re.compile(r"""\{\{[<%][ \t]*(?:rel)?ref[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|([^\s>%]+))[ \t]*[>%]\}\}""")
 _TITLE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _STYLE = re.compile(r"""\b(?:style|type|color)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 #: Tags that are notes: their kind ("Warning:") leads their content when they have no title.
@@ -38,7 +47,7 @@ def looks_like_templates(text: str) -> bool:
 
 def templates_to_markdown(text: str, *, depth: int = 0) -> str:
     """Rewrite tag-only lines: block tags as their labelled content, the rest left out."""
-    lines = text.split("\n")
+    lines = _own_lines(text.split("\n")) if depth == 0 else text.split("\n")
     closing = _pairs(lines)
     out: list[str] = []
     fences = Fences()
@@ -53,6 +62,27 @@ def templates_to_markdown(text: str, *, depth: int = 0) -> str:
             out.extend(["", *with_lead(_label(tag), body.split("\n") if body else []), ""])
             i = end + 1
     return "\n".join(out)
+
+
+def _own_lines(lines: list[str]) -> list[str]:
+    """Outside code: a tag opening or closing a line of prose on a line of its own, refs as their page."""
+    out: list[str] = []
+    fences = Fences()
+    for line in lines:
+        if fences.code(line):
+            out.append(line)
+            continue
+        line = _REF.sub(lambda m: m[1] or m[2] or m[3] or "", line)
+        opening = _OPENS_LINE.match(line)
+        if opening is not None:
+            out.append(opening[1])
+            line = line[opening.end():]
+        closing = _CLOSES_LINE.search(line)
+        if closing is not None and _TAG.match(line) is None:
+            out.extend([line[:closing.start()], closing[1]])
+        else:
+            out.append(line)
+    return out
 
 
 def _name(tag: re.Match[str]) -> str:

@@ -261,3 +261,13 @@ def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
 def test_docusaurus_number_prefixes_are_dropped(path: str, url: str) -> None:
 
     assert docusaurus_url(path, base_url="https://book.dev/docs/") == url
+
+
+@pytest.mark.parametrize("attributes",
+                         ["{.hide-header}", "{#welcome}", "{: .lead}", '{#intro .lead data-x="1"}'])
+def test_a_line_of_block_attributes_is_markup_not_text(tmp_path: Path, attributes: str) -> None:
+    page = tmp_path / "index.md"
+    page.write_text(f"{attributes}\n# Welcome\n\nClick makes command line tools.\n")
+    doc = load_file(page, root=tmp_path)
+    assert doc.title == "Welcome"
+    assert [block for s in doc.sections for block in s.blocks] == ["Click makes command line tools."]

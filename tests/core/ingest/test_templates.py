@@ -49,7 +49,7 @@ def test_template_tags_read_as_markdown(tmp_path: Path) -> None:
     page = tmp_path / "install.md"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.title == "Install" and doc.parser == "templates-1"
+    assert doc.title == "Install" and doc.parser == "templates-2"
     [section] = doc.sections
     assert section.blocks == [
         "Warning: Back up your data first.",
@@ -84,3 +84,21 @@ def test_many_unclosed_tags_and_deep_nesting_stay_cheap() -> None:
 def test_detection() -> None:
     assert looks_like_templates("{% hint %}\nx\n{% endhint %}") and looks_like_templates("{{< toc >}}")
     assert not looks_like_templates("Plain text with {{ a variable }} and {% inline %} tags.")
+
+
+@pytest.mark.parametrize(("tags", "markdown"), [
+    # Poetry's docs open a note on the line of its first sentence and close it on the last.
+    ("{{% warning %}} Back up first.\n{{% /warning %}}", "Warning: Back up first."),
+    ("{{% note %}}\nRestart the shell. {{% /note %}}", "Note: Restart the shell."),
+    ("{% hint style='info' %} Read this.\n{% endhint %}", "Info: Read this."),
+])
+def test_a_tag_sharing_a_line_with_prose_is_read_as_its_own_line(tags: str, markdown: str) -> None:
+    assert re.sub(r"\n{3,}", "\n\n", templates_to_markdown(tags)).strip("\n") == markdown
+
+
+def test_hugo_page_references_read_as_the_page_they_name() -> None:
+    page = ('See [the CLI]({{< relref "cli#install" >}} "Commands") and {{< ref \'docs/intro.md\' >}}.\n\n'
+            '```\n{{< relref "kept" >}}\n```')
+    assert looks_like_templates(page)
+    assert templates_to_markdown(page) == (
+        'See [the CLI](cli#install "Commands") and docs/intro.md.\n\n```\n{{< relref "kept" >}}\n```')
