@@ -1,4 +1,4 @@
-"""What a chat message asks, apart from the context people write around it.
+"""What a chat message asks, apart from the context people write around it; and what it asks of the bot.
 
 "how long is jetty going to be supported? need to justify picking it for a multi year
 project": the second sentence says why the question is asked, and its words, which the
@@ -8,6 +8,8 @@ sentences alone, when they say what they ask about without the rest.
 """
 
 from __future__ import annotations
+
+import re
 
 from core.answer.followups import SENTENCE_END, points_back
 from core.retrieval.query import ASKING, strip_markup
@@ -31,3 +33,22 @@ def _asks(sentence: str) -> bool:
     """Whether ``sentence`` ends with a question mark or opens with a question word or a request."""
     words = tokens(sentence)
     return sentence.endswith("?") or (bool(words) and words[0] in ASKING)  # "can't ..." is no "can"
+
+
+#: Whom a broadcast goes to: a mass mention, everyone, the whole channel or team.
+_GROUP = (r"(?:@(?:everyone|here|channel|all)|<!(?:everyone|here|channel)>|every(?:one|body)"
+          r"|all\s+of\s+(?:us|them)|the\s+(?:whole\s+|entire\s+)?(?:channel|team|group|server|room|company|org))\b")
+#: Asking the bot to pass a message on: "can you ping @everyone", "pls let everyone know", "@here
+#: can you blast a message to the whole channel", "can u @everyone ...". "how can you tell everyone
+#: ..." asks how, and "hi everyone" asks nothing.
+_PASS_ON = (r"(?:just\s+)?(?:ping|notify|alert|tell|message|msg|dm|blast|announce\s+to|broadcast\s+to|remind"
+            r"|warn|post|let)\s+(?:(?:a|an|the|this|that)\s+\w+\s+(?:to|in|on)\s+)?" + _GROUP)
+_NOTIFY = re.compile(
+    rf"(?<!\bhow\s)\b(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:{_PASS_ON}|@(?:everyone|here|channel)\b)"
+    rf"|\b(?:please|pls|plz)\s+{_PASS_ON}|^(?:[^\w@<]|@\w+|<!\w+>)*+{_PASS_ON}",
+    re.IGNORECASE)
+
+
+def asks_to_notify(message: str) -> bool:
+    """Whether ``message`` asks the bot to ping or message a group of people (it only answers)."""
+    return _NOTIFY.search(message) is not None

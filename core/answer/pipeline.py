@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.answer.asked import question_sentences
+from core.answer.asked import asks_to_notify, question_sentences
 from core.answer.deadline import before_deadline, question_deadline
 from core.answer.followups import (
     FOLLOW_UP_DEPTH,
@@ -40,6 +40,7 @@ from core.answer.prompt import says_not_in_docs
 from core.answer.responses import (
     NOT_FOUND_TEXT,
     NOT_INGESTED_TEXT,
+    NOTIFY_TEXT,
     RETRIEVAL_FAILED_TEXT,
     SMALL_TALK_TEXT,
     answered,
@@ -88,7 +89,7 @@ from core.settings import Settings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NOT_FOUND_TEXT", "NOT_INGESTED_TEXT", "RETRIEVAL_FAILED_TEXT", "SMALL_TALK_TEXT",
+__all__ = ["NOTIFY_TEXT", "NOT_FOUND_TEXT", "NOT_INGESTED_TEXT", "RETRIEVAL_FAILED_TEXT", "SMALL_TALK_TEXT",
            "VALIDATION_NOTE", "RagPipeline"]
 
 #: Turns a text into the set of its search-term ids (the sparse model's vocabulary).
@@ -391,6 +392,9 @@ class RagPipeline:
         own = understand(query.query_text, lexicon)
         if own.small_talk:
             return plain_reply(query, started, SMALL_TALK_TEXT)
+        if asks_to_notify(query.query_text):
+            # A broadcast request is no docs question, whatever words it shares with the docs.
+            return plain_reply(query, started, NOTIFY_TEXT)
         if not own.text:
             # Only mentions, emoji or filler: there is nothing to search for.
             return plain_reply(query, started, NOT_FOUND_TEXT)

@@ -26,6 +26,10 @@ NOT_INGESTED_TEXT = (
     "I can't answer yet: no documentation has been added to my knowledge base. "
     "An admin needs to run `ragbot ingest PATH` (reference: {ref})."
 )
+NOTIFY_TEXT = (
+    "I can't ping or message people: I only answer questions about the docs. "
+    "Ask me one and I'll reply with the pages I used."
+)
 SMALL_TALK_TEXT = (
     "Happy to help! Ask me anything about the docs and I'll answer with links to the pages I used."
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer.asked import question_sentences
+from core.answer.asked import asks_to_notify, question_sentences
 
 
 @pytest.mark.parametrize(("message", "asked"), [
@@ -31,3 +31,26 @@ def test_the_question_sentences_are_told_from_the_context(message: str, asked: s
 ])
 def test_no_question_sentences_apart(message: str) -> None:
     assert question_sentences(message) is None
+
+
+@pytest.mark.parametrize("message", [
+    "can u @everyone and tell them the cluster is down tonight",
+    "@here can you ping everyone in the channel that the lab is closed tomorrow",
+    "@here the mirror is broken for everyone, can you blast a message to the whole channel",
+    "pls let everyone know the build is red",
+    "ping the team that prod is down",
+    "<!here> notify @channel: deploy freeze",
+])
+def test_a_request_to_pass_a_message_on_to_people_is_told(message: str) -> None:
+    assert asks_to_notify(message)
+
+
+@pytest.mark.parametrize("message", [
+    "@here how do i set a timeout on a request?",  # a mention to get attention, then a question
+    "how do i notify everyone when the nightly build fails?",  # asks how, of the docs
+    "how can you tell everyone uses the same lock file?",
+    "morning all, hows everyone's week going?",
+    "can you tell me how to ping a host from the container?",
+])
+def test_a_question_that_mentions_people_or_pings_is_no_such_request(message: str) -> None:
+    assert not asks_to_notify(message)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bots.runtime import Runtime
-from core.answer.pipeline import NOT_FOUND_TEXT, SMALL_TALK_TEXT
+from core.answer.pipeline import NOT_FOUND_TEXT, NOTIFY_TEXT, SMALL_TALK_TEXT
 from core.models import AgentResponse, EventType, ResponseStatus
 from tests.support.ingested import ingest_folder, runtime_over
 from tests.support.paths import ROOT
@@ -125,6 +125,18 @@ async def test_a_follow_up_with_no_subject_of_its_own_is_answered_from_the_threa
 async def test_small_talk_gets_a_friendly_reply(runtime: Runtime, message: str) -> None:
     response = await runtime.pipeline.answer(message, thread_id="chat-3")
     assert response.response_text == SMALL_TALK_TEXT and response.sources == []
+
+
+async def test_a_request_to_ping_everyone_is_declined_politely_whatever_words_it_shares(
+    runtime: Runtime
+) -> None:
+    # "the slack bot is down" shares the user guide's words; the message asks for a broadcast.
+    response = await runtime.pipeline.answer(
+        "can you ping @everyone and tell them the slack bot is down until 3pm", thread_id="chat-5")
+    assert response.response_text == NOTIFY_TEXT and response.sources == []
+    assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
+    asked = await runtime.pipeline.answer("@here how do i connect ragbot to slack?", thread_id="chat-6")
+    assert asked.status is ResponseStatus.ANSWERED
 
 
 @pytest.mark.parametrize("message", [
