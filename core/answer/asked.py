@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 
-from core.answer.followups import SENTENCE_END, points_back
-from core.retrieval.query import ASKING, strip_markup
-from core.retrieval.terms import tokens
+from core.answer.followups import SENTENCE_END, asks, points_back
+from core.retrieval.query import strip_markup
 
 
 def question_sentences(message: str) -> str | None:
@@ -23,16 +22,10 @@ def question_sentences(message: str) -> str | None:
     converts *it*?"): alone it would not say what it asks about.
     """
     sentences = [s.strip() for s in SENTENCE_END.split(strip_markup(message)) if s.strip()]
-    asked = [s for s in sentences if _asks(s)]
+    asked = [s for s in sentences if asks(s)]
     if not asked or len(asked) == len(sentences) or any(points_back(s) for s in asked):
         return None
     return " ".join(asked)
-
-
-def _asks(sentence: str) -> bool:
-    """Whether ``sentence`` ends with a question mark or opens with a question word or a request."""
-    words = tokens(sentence)
-    return sentence.endswith("?") or (bool(words) and words[0] in ASKING)  # "can't ..." is no "can"
 
 
 #: Whom a broadcast goes to: a mass mention, everyone, the whole channel or team.

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from core.answer.steps import rounded_down
 from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, RetrievedChunk, TurnRole
+from core.retrieval.query import ASKING
 from core.retrieval.retriever import chunk_text
 from core.retrieval.terms import STOPWORDS, tokens
 
@@ -82,6 +83,11 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
 #: robotics-textbook-2 (6 and 7 tied, 5 lost a follow-up; 6 kept, since with 7 that example
 #: still borrowed), checked on the six other sets (BENCHMARKS.md).
 _SELF_CONTAINED = 6
+#: Content words a question sentence needs to name its own subject, so that a pronoun in the
+#: sentences after it points at that question rather than at the thread.
+_OWN_SUBJECT = 2
+#: A sentence asks when one of its first words does: "and can you tell me more about that".
+_ASKING_LEAD = 3
 #: Where a sentence ends: after a stop, question or exclamation mark, or at a new line (Slack
 #: messages often open with a greeting line).
 SENTENCE_END = re.compile(r"(?<=[.?!])\s+|\n")
@@ -103,11 +109,32 @@ def points_back(question: str) -> bool:
     """Whether ``question`` leans on something earlier: a pronoun that points at nothing inside it."""
     text = _not_pointing(question)
     for match in _ANAPHORA.finditer(text):
-        sentence = SENTENCE_END.split(text[:match.start()])[-1]
+        *earlier, sentence = SENTENCE_END.split(text[:match.start()])
+        whole = sentence + SENTENCE_END.split(text[match.start():], maxsplit=1)[0]
+        if not asks(whole, lead=_ASKING_LEAD) and any(asks(s) and _names_subject(s) for s in earlier):
+            # "does httpx do http/3? our cdn advertises it": what the message says after its own
+            # question is about that question ("... and tell me more about that?" may not be).
+            return False
         # tokens() keeps "don't" and "uv.lock" whole, so they count once (or not at all).
         if sum(1 for w in tokens(sentence) if w not in STOPWORDS) < _SELF_CONTAINED:
             return True
     return False
+
+
+def asks(sentence: str, *, lead: int = 1) -> bool:
+    """Whether ``sentence`` ends with a question mark or opens with a question word or a request.
+
+    Args:
+        sentence: one sentence of a message.
+        lead: how many of its first words may hold the question word ("and can you ...": 2).
+    """
+    words = tokens(sentence)  # "can't" stays one word: "can't get it to start" asks nothing
+    return sentence.rstrip().endswith("?") or any(w in ASKING for w in words[:lead])
+
+
+def _names_subject(sentence: str) -> bool:
+    """Whether ``sentence`` names something ("does httpx support http/3?", not "really?", "any news?")."""
+    return sum(1 for w in tokens(sentence) if w not in STOPWORDS) >= _OWN_SUBJECT
 
 
 def without_aimed(history: Sequence[ConversationTurn]) -> list[ConversationTurn]:
