@@ -125,10 +125,27 @@ def strip_markup(text: str) -> str:
 
 
 def normalise_chat(text: str) -> str:
-    """Expand chat spellings ("whats", "w/", "thru") and split numbers from units ("8gb")."""
+    """Expand chat spellings ("whats", "w/", "thru", "sloooow") and split numbers from units ("8gb")."""
     text = _CHAT_RE.sub(lambda m: _CHAT_FORMS[m.group(1).lower()], text)
+    text = _ELONGATED_WORD.sub(lambda m: _unstretched(m.group(0)), text)
     return _UNIT_RE.sub(lambda m: f"{m.group(1)} {m.group(2)}" if m.group(2).lower() in _UNITS
                         else m.group(0), text)
+
+
+#: A word with a letter typed three times or more: "sloooow", "pleeease", "sooo".
+_ELONGATED_WORD = re.compile(r"\b[a-z]*([a-z])\1\1[a-z]*\b", re.IGNORECASE)
+_RUN = re.compile(r"([a-z])\1{2,}", re.IGNORECASE)
+
+
+def _unstretched(word: str) -> str:
+    """The English word a stretched one stands for, or the word as it is."""
+    if len(set(word.lower())) < 2:
+        return word  # "www", "aaa", "zzz": no word stretched
+    frequency = _english().word_frequency
+    # Each run kept once or twice: the commoner English word wins ("coool" is "cool", not "col").
+    candidates = [_RUN.sub(kept, word) for kept in (r"\1", r"\1\1")]
+    best = max(candidates, key=lambda c: frequency[c.lower()])
+    return best if frequency[best.lower()] else word
 
 
 @lru_cache(maxsize=1)

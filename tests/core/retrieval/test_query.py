@@ -26,6 +26,17 @@ def test_chat_spellings_and_units_are_normalised() -> None:
     assert normalise_chat("v2.5 and 3cats") == "v2.5 and 3cats"  # not a unit: unchanged
 
 
+@pytest.mark.parametrize(("chat", "normal"), [
+    ("upstream is sloooow to accept", "upstream is slow to accept"),
+    ("pleeease, a looong timeout", "please, a long timeout"),
+    ("coool, it works sooo goood", "cool, it works so good"),  # the commoner word: not "col", "god"
+    ("www.example.com, aaa and zzz", "www.example.com, aaa and zzz"),  # one letter: nothing stretched
+    ("loool xxl", "loool xxl"),  # no English word: kept
+])
+def test_stretched_words_read_as_the_word(chat: str, normal: str) -> None:
+    assert normalise_chat(chat) == normal
+
+
 @pytest.mark.parametrize(("typo", "fixed"), [
     ("topcis", "topics"), ("planer", None), ("prefx", "prefix"), ("binarys", None),
     ("simulaton", "simulation"),
