@@ -183,6 +183,8 @@ def list_items(block: Block) -> list[Block]:
 def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str] = frozenset()) -> str:
     """A block as it is quoted: code capped at ``max_code_lines`` lines and fenced again.
 
+    A fence keeps only its language; a ``title="pyproject.toml"`` it gives is shown above it.
+
     Args:
         block: the block.
         max_code_lines: most lines of a code block quoted.
@@ -193,8 +195,10 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     if block.kind != "code":
         return block.text
     lines = block.text.splitlines()
+    lines[0], title = _plain_fence(lines[0])
+    label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
     if len(lines) <= max_code_lines + 2:
-        return block.text
+        return "\n".join([*label, *lines])
     fence = _FENCE_RE.match(lines[0])
     closing = fence.group(1) if fence else "```"
     body = lines[1:-1] if fence and lines[-1].strip().startswith(closing) else lines[1:]
@@ -202,7 +206,28 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     window = body[start:start + max_code_lines]
     before = ["..."] if start else []
     after = ["..."] if start + max_code_lines < len(body) else []
-    return "\n".join([lines[0], *before, *window, *after, closing])
+    return "\n".join([*label, lines[0], *before, *window, *after, closing])
+
+
+#: A fence's info string: the language, then attributes chat cannot read (``title="pyproject.toml"``,
+#: ``hl_lines="4"``, ``linenums="1"``), or ``{ .dockerfile .annotate }``.
+_FENCE_INFO_RE = re.compile(r"^(\s*(?:`{3,}|~{3,}))[ \t]*(.*?)[ \t]*$")
+_LANGUAGE_RE = re.compile(r"\{?\s*\.?([\w+#-]+)")
+_TITLE_RE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+
+
+def _plain_fence(line: str) -> tuple[str, str]:
+    """A fence line with only its language left, and the title its attributes give ("": none)."""
+    match = _FENCE_INFO_RE.match(line)
+    if match is None or not match[2] or "`" in match[2]:  # "```text```" on one line is no fence
+        return line, ""
+    if re.fullmatch(r"[\w+#.-]+", match[2]):
+        return match[1] + match[2], ""
+    info = match[2]
+    language = _LANGUAGE_RE.match(info)
+    keep = language[1] if language is not None and "=" not in info[: language.end() + 1] else ""
+    title = _TITLE_RE.search(info)
+    return match[1] + keep, (title[1] or title[2] or "").strip() if title else ""
 
 
 def rarity(total: int, holding: int) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.answer.blocks import Block, render_block
 from core.answer.citations import build_sources, cited_indices, neutralize_mentions, strip_citations
 from core.answer.excerpt import GROW_CHARS, choose_excerpts
 from core.answer.generators.extractive import NO_CHUNKS_TEXT, ExtractiveGenerator
@@ -612,3 +613,15 @@ def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
     page = chunk(1, f"Install the interpreter with `uv python install`.\n\n{answer}\n\n{other}")
     excerpts = choose_excerpts("how do i set python as the default executable?", [page])
     assert excerpts[0].startswith(answer) is quoted
+
+
+@pytest.mark.parametrize(("fence", "shown"), [
+    ('```toml title="pyproject.toml" hl_lines="4"', 'pyproject.toml:\n```toml'),
+    ('```hl_lines="7"', "```"),
+    ("```{ .dockerfile .annotate }", "```dockerfile"),
+    ("``` python", "```python"),
+    ("```[GUI] ready```", "```[GUI] ready```"),  # one line of code between fences: as written
+])
+def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown: str) -> None:
+    body = "" if fence.endswith("```") and fence.count("```") == 2 else "\nx = 1\n```"
+    assert render_block(Block("code", fence + body)) == shown + body
