@@ -38,6 +38,9 @@ from core.retrieval.terms import STOPWORDS, content_terms
 #: Characters of prose after which an answer adds no more parts, and up to which one part takes
 #: the passage's next step (a lead-in's list or command, an example, "For that, use ...").
 EXCERPT_CHARS = 650
+#: A lead-in this short comes along with the code it introduces when the code explains the best
+#: block; a longer one is a passage of its own, which would crowd out the rest of the answer.
+LEAD_IN_CHARS = 200
 #: Characters of prose up to which one part takes the blocks of its section that share the
 #: question's words. Until the tenth pass it was EXCERPT_CHARS: a page retelling the problem in
 #: the question's words filled the answer, and the block naming the setting that solves it had no
@@ -259,6 +262,9 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
         or (units[best].block.continues and before.kind in ("para", "list") and not units[best - 1].cut)
     ):
         start = best - 1
+        if (units[start].block.kind == "code" and start > 0 and not units[start].opens_section
+                and units[start - 1].block.is_lead_in and len(units[start - 1].block.text) <= LEAD_IN_CHARS):
+            start -= 1  # and what introduces that code ("use the dependency-only mode:")
     # Never past the next heading either: its blocks answer under a title the excerpt leaves out.
     if _same_section(units, end) and units[end].block.is_body and units[end - 1].block.kind == "para":
         end += 1  # "Run the following command:" without the command answers nothing
@@ -375,26 +381,36 @@ def choose_excerpts(
         return []
     picker = _Picker(scored=scored, weights=weights, chunk_urls=[c.url for c in chunks[:max_chunks]],
                      max_sources=max_sources)
-    excerpts: list[str] = []
+    parts: list[list[_Unit]] = []
     unit: _Unit | None = scored[0][1]
-    last: tuple[int, int] | None = None
     while unit is not None:
         selected = picker.take(chunks[unit.chunk].url, _grow(per_chunk[unit.chunk], unit.position, weights))
         if selected:
-            first = selected[0]
-            # The passage goes on where the last part stopped: one passage, cited once.
-            follows = last == (first.chunk, first.position - 1) and not first.opens_section
-            text = _render(selected, "" if follows else f"[{unit.chunk + 1}]", frozenset(weights),
-                           page_url=chunks[unit.chunk].url)
-            if follows:
-                excerpts[-1] = f"{excerpts[-1]}\n\n{text}"
-            else:
-                excerpts.append(text)
-            # A label ending a part is left out of it (``_render``): what follows it is no going on.
-            tail = selected[-1]
-            last = None if tail.block.is_label else (tail.chunk, tail.position)
+            parts.append(selected)
         unit = picker.next_part()
-    return excerpts
+    return _assemble(parts, chunks, frozenset(weights))
+
+
+def _assemble(parts: Sequence[Sequence[_Unit]], chunks: Sequence[RetrievedChunk], focus: frozenset[str]
+              ) -> list[str]:
+    """Render the parts best first; a part going on where an earlier one stopped joins it, cited once."""
+    passages: list[list[_Unit]] = []
+    for part in parts:
+        for passage in passages:
+            if _adjoin(passage, part):
+                passage.extend(part)
+                break
+        else:
+            passages.append(list(part))
+    return [_render(p, f"[{p[0].chunk + 1}]", focus, page_url=chunks[p[0].chunk].url) for p in passages]
+
+
+def _adjoin(before: Sequence[_Unit], after: Sequence[_Unit]) -> bool:
+    """Whether ``after`` goes on, in its section, right where ``before`` stops."""
+    # A label ending a part is left out of it (``_render``): what follows it is no going on.
+    last, first = before[-1], after[0]
+    return (last.chunk == first.chunk and last.position + 1 == first.position and not first.opens_section
+            and not last.block.is_label)
 
 
 class _Picker:

@@ -625,3 +625,16 @@ def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
 def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown: str) -> None:
     body = "" if fence.endswith("```") and fence.count("```") == 2 else "\nx = 1\n```"
     assert render_block(Block("code", fence + body)) == shown + body
+
+
+def test_code_quoted_before_its_explanation_comes_with_its_short_lead_in() -> None:
+    page = chunk(1, (
+        "Two ways to run the tool exist. The default one packages your project for an index.\n\n"
+        "If you only want to manage dependencies and never package, use the dependency-only mode:\n\n"
+        "```toml\n[tool.x]\npackage-mode = false\n```\n\n"
+        "In this mode the name and version are optional, and install skips the project itself."))
+    question = "we never publish. can install skip the project itself so name and version are optional?"
+    [excerpt] = choose_excerpts(question, [page])
+    assert excerpt.startswith("If you only want to manage dependencies and never package, use the "
+                              "dependency-only mode: [1]\n\n```toml")
+    assert "Two ways" not in excerpt
