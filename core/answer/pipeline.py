@@ -390,11 +390,9 @@ class RagPipeline:
             if query.thread_id and self.settings.history_turns else [])
         lexicon = self.lexicon(scope.collection)
         own = understand(query.query_text, lexicon)
-        if own.small_talk:
-            return plain_reply(query, started, SMALL_TALK_TEXT)
-        if asks_to_notify(query.query_text):
-            # A broadcast request is no docs question, whatever words it shares with the docs.
-            return plain_reply(query, started, NOTIFY_TEXT)
+        if own.small_talk or asks_to_notify(query.query_text):
+            # A broadcast request is no docs question either, whatever words it shares with them.
+            return plain_reply(query, started, SMALL_TALK_TEXT if own.small_talk else NOTIFY_TEXT)
         if not own.text:
             # Only mentions, emoji or filler: there is nothing to search for.
             return plain_reply(query, started, NOT_FOUND_TEXT)
