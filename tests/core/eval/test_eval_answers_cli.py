@@ -108,3 +108,13 @@ def test_our_case_files_load_and_name_only_existing_pages(cases_file: Path) -> N
 
     cases = load_cases(cases_file)
     assert cases.cases and missing_files(cases, SHARED_DATA / cases.docs_dir) == []
+
+
+@pytest.mark.parametrize("cases_file", sorted((ROOT / "bench" / "external_cases").glob("*.json")),
+                         ids=lambda p: p.stem)
+def test_the_external_case_files_load_and_say_where_their_docs_come_from(cases_file: Path) -> None:
+    from core.eval.answers import load_cases
+
+    # Their corpora are fetched, not in ../shared: each file names the repository and commit.
+    cases = load_cases(cases_file)
+    assert cases.cases and "commit" in json.loads(cases_file.read_text())["note"]
