@@ -273,11 +273,32 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     names: list[str] = []
     for word in dict.fromkeys(w for token in tokens(text) for w in re.split(r"['\u2019.]", token)):
         if (_NAME_RE.fullmatch(word) and word not in english and not lexicon.knows(word)
-                and _english_correction(word) is None):
+                and _english_correction(word) is None and not _derived(word, english)):
             names.append(word)
             if len(names) >= limit:
                 break
     return names
+
+
+#: Affixes English makes new words with: "stackable", "precompile", "relocking" are no names.
+#: "post-" is not one of them: "postinstall" names a hook, as "preupdate" is a plugin's callback.
+_PREFIXES = ("re", "pre", "un", "non")
+_SUFFIXES = ("able", "ible", "ing", "ed", "er", "ers", "s", "es", "ly", "ness", "less")
+#: Letters left after an affix comes off: "es" off "yes" leaves no word to look up.
+_STEM_LETTERS = 4
+
+
+def _derived(word: str, english: frozenset[str]) -> bool:
+    """Whether ``word`` is an English word with a prefix or suffix English adds ("stackable")."""
+    for prefix in ("", *_PREFIXES):
+        if not word.startswith(prefix):
+            continue
+        rest = word[len(prefix):]
+        stems = [rest] if prefix else []
+        stems += [rest[: -len(suffix)] for suffix in _SUFFIXES if rest.endswith(suffix)]
+        if any(len(stem) >= _STEM_LETTERS and stem in english for stem in stems):
+            return True
+    return False
 
 
 #: Stop words by their sorted letters: "thier" and "their" meet at "ehirt".

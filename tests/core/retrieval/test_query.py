@@ -118,6 +118,12 @@ def test_names_neither_the_docs_nor_english_know_are_found() -> None:
     assert unknown_names(text, Lexicon()) == []  # no lexicon yet: nothing is known, nothing named
 
 
+def test_english_words_with_an_english_affix_are_no_names() -> None:
+    # Made with the prefixes and suffixes English makes words with; "post-" is not one of them.
+    text = "make it stackable, precompile the files, relocking is slow; a postinstall hook or flexbox?"
+    assert unknown_names(text, LEXICON) == ["postinstall", "flexbox"]
+
+
 def test_filler_is_left_out_and_typos_fixed() -> None:
     analysis = understand("hey lol quick q, how do i install gazebo on ubuntu? the simulaton pls", LEXICON)
     assert not analysis.small_talk
