@@ -31,11 +31,6 @@ _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by fro
 #: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
 #: and "Default: 8080" are values, not labels.
 _LABEL_COLON_RE = re.compile(r"(?<!\d):|:(?!\s*[A-Z])")
-#: Headings joined as chunking joins them (``SECTION_SEPARATOR``), on one line, none a sentence.
-#: Each heading opens as headings do (a capital or a quote, after a section number if any) and
-#: holds no full stop but a section number's ("1.1.3 Setting Up").
-_HEADING_PART = r"(?:\d+(?:\.\d+)*\.?\s+)?[A-Z\"'`(](?:[^\n>.]|(?<=\d)\.(?=\d)){0,119}"
-_HEADING_PATH_RE = re.compile(rf"{_HEADING_PART}(?: > {_HEADING_PART})+")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
@@ -66,12 +61,9 @@ class Block:
         """A heading's words as a line of text ("Expected Output"): how chunking labels a merged part.
 
         Only Title Case counts ("Day 1: Introduction to Gazebo", "Setup"): a short line of prose
-        without a full stop ("See the proxy reference", "Default: 8080") is no label. A path of
-        headings ("Proxies > Timeouts on HTTPS") is one, however long.
+        without a full stop ("See the proxy reference", "Default: 8080") is no label.
         """
         text = self.text
-        if self.kind == "para" and _HEADING_PATH_RE.fullmatch(text) and not text.endswith(_SENTENCE_ENDS):
-            return True  # "Proxies > The handshake operation timed out": the headings a merge hid
         if (self.kind != "para" or len(text) > LABEL_CHARS or text.endswith(_SENTENCE_ENDS)
                 or ". " in text or any(mark in text for mark in "`[*_")):
             return False

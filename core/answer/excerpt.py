@@ -402,9 +402,7 @@ def _assemble(parts: Sequence[Sequence[_Unit]], chunks: Sequence[RetrievedChunk]
                 break
         else:
             passages.append(list(part))
-    # Headings' words alone ("Proxies > Timeouts") answer nothing.
-    return [_render(p, f"[{p[0].chunk + 1}]", focus, page_url=chunks[p[0].chunk].url) for p in passages
-            if not all(u.block.is_label for u in p)]
+    return [_render(p, f"[{p[0].chunk + 1}]", focus, page_url=chunks[p[0].chunk].url) for p in passages]
 
 
 def _adjoin(before: Sequence[_Unit], after: Sequence[_Unit]) -> bool:

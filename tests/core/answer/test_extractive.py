@@ -443,20 +443,6 @@ def test_a_merged_parts_label_reads_as_a_heading_and_never_ends_an_answer() -> N
     assert "Gazebo World Checks" not in result.text
 
 
-def test_a_merged_parts_path_of_headings_is_a_label_however_long_and_never_quoted_alone() -> None:
-    label = "Proxies > \"The handshake operation timed out\" on HTTPS requests when using a proxy"
-    assert Block("para", label).is_label
-    answer = "Check the proxy URL's scheme: an HTTPS proxy URL makes the handshake time out."
-    page = chunk(1, f"{label}\n\n{answer}")
-    result = ExtractiveGenerator().answer(request("https handshake timed out through our proxy", [page]))
-    assert result.text == f"{answer} [1]"
-
-
-@pytest.mark.parametrize("line", ["if a > b then swap them", "Use x > 5 when needed", "Step 1 > Step 2."])
-def test_a_comparison_in_prose_is_no_path_of_headings(line: str) -> None:
-    assert not Block("para", line).is_label
-
-
 @pytest.mark.parametrize(("content", "expected"), [
     ("The server listens on the port set here.\n\nDefault port: 8080", "Default port: 8080"),  # a value
     ("The server listens on the port set here.\n\nDefault: None", "Default: None"),
