@@ -29,19 +29,23 @@ def question_sentences(message: str) -> str | None:
 
 
 #: Whom a broadcast goes to: a mass mention, everyone, the whole channel or team.
-_GROUP = (r"(?:@(?:everyone|here|channel|all)|<!(?:everyone|here|channel)>|every(?:one|body)"
-          r"|all\s+of\s+(?:us|them)|the\s+(?:whole\s+|entire\s+)?(?:channel|team|group|server|room|company|org))\b")
+_GROUP = (r"(?:<!(?:everyone|here|channel)>|(?:@(?:everyone|here|channel|all)|every(?:one|body)"
+          r"|all\s+of\s+(?:us|them)|the\s+(?:whole\s+|entire\s+)?(?:channel|team|group|server|room|company|org))\b)")
 #: Asking the bot to pass a message on: "can you ping @everyone", "pls let everyone know", "@here
-#: can you blast a message to the whole channel", "can u @everyone ...". "how can you tell everyone
-#: ..." asks how, and "hi everyone" asks nothing.
+#: can you blast a message to the whole channel", "can u @everyone ...". "hi everyone" asks nothing.
 _PASS_ON = (r"(?:just\s+)?(?:ping|notify|alert|tell|message|msg|dm|blast|announce\s+to|broadcast\s+to|remind"
-            r"|warn|post|let)\s+(?:(?:a|an|the|this|that)\s+\w+\s+(?:to|in|on)\s+)?" + _GROUP)
+            r"|warn|let)\s+(?:(?:a|an|the|this|that)\s+\w+\s+(?:to|in|on)\s+)?" + _GROUP)
 _NOTIFY = re.compile(
-    rf"(?<!\bhow\s)\b(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:{_PASS_ON}|@(?:everyone|here|channel)\b)"
+    rf"\b(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:{_PASS_ON}|@(?:everyone|here|channel)\b)"
     rf"|\b(?:please|pls|plz)\s+{_PASS_ON}|^(?:[^\w@<]|@\w+|<!\w+>)*+{_PASS_ON}",
+    re.IGNORECASE)
+#: A message that also asks how, what or whether is a question about doing it ("notify everyone
+#: when the build fails - how do I configure that?"), for the docs to answer.
+_ASKS_ABOUT = re.compile(
+    r"\b(?:how|what|which|where|why|possible|is\s+(?:there|it|that|this)|(?:do|can|should)\s+i)\b",
     re.IGNORECASE)
 
 
 def asks_to_notify(message: str) -> bool:
     """Whether ``message`` asks the bot to ping or message a group of people (it only answers)."""
-    return _NOTIFY.search(message) is not None
+    return _NOTIFY.search(message) is not None and _ASKS_ABOUT.search(message) is None

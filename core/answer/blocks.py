@@ -192,9 +192,9 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
             lines that holds most of them (the setting asked about may sit on line 40),
             with ``...`` where lines were left out.
     """
-    if block.kind != "code":
-        return block.text
     lines = block.text.splitlines()
+    if block.kind != "code" or not lines:
+        return block.text
     lines[0], title = _plain_fence(lines[0])
     label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
     if len(lines) <= max_code_lines + 2:
@@ -223,7 +223,7 @@ def _plain_fence(line: str) -> tuple[str, str]:
         return line, ""
     if re.fullmatch(r"[\w+#.-]+", match[2]):
         return match[1] + match[2], ""
-    info = match[2]
+    info = re.sub(r"^\{(?:code-block|code|sourcecode|code-cell)\}\s*", "", match[2])  # MyST's, unread
     language = _LANGUAGE_RE.match(info)
     keep = language[1] if language is not None and "=" not in info[: language.end() + 1] else ""
     title = _TITLE_RE.search(info)

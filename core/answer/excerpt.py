@@ -171,6 +171,8 @@ def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -
                     units.pop()
                 heading = True
                 continue
+            if block.kind == "para" and not shown_links(block.text, page_url=chunk.url).strip():
+                continue  # only a picture chat cannot show
             pieces = [block]
             if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:
                 pieces = [Block("para", s) for s in split_prose(block.text)]
@@ -263,7 +265,8 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
     ):
         start = best - 1
         if (units[start].block.kind == "code" and start > 0 and not units[start].opens_section
-                and units[start - 1].block.is_lead_in and len(units[start - 1].block.text) <= LEAD_IN_CHARS):
+                and units[start - 1].block.is_lead_in and not units[start - 1].cut
+                and len(units[start - 1].block.text) <= LEAD_IN_CHARS):
             start -= 1  # and what introduces that code ("use the dependency-only mode:")
     # Never past the next heading either: its blocks answer under a title the excerpt leaves out.
     if _same_section(units, end) and units[end].block.is_body and units[end - 1].block.kind == "para":
@@ -302,7 +305,9 @@ def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str], *, pa
     shown = [(u, render_block(u.block, focus=focus)) for u in selected]
     shown = [(u, text if u.block.kind == "code" else shown_links(text, page_url=page_url))
              for u, text in shown]
-    shown = [(u, text) for u, text in shown if text.strip()] or shown[:1]
+    shown = [(u, text) for u, text in shown if text.strip()]
+    if not shown:
+        return ""
     labels = [u.block.is_label for u, _ in shown]
     while len(shown) > 1 and labels[-1]:
         shown, labels = shown[:-1], labels[:-1]
@@ -402,7 +407,10 @@ def _assemble(parts: Sequence[Sequence[_Unit]], chunks: Sequence[RetrievedChunk]
                 break
         else:
             passages.append(list(part))
-    return [_render(p, f"[{p[0].chunk + 1}]", focus, page_url=chunks[p[0].chunk].url) for p in passages]
+    # A heading's words alone ("Expected Output") answer nothing; nor does a picture chat cannot show.
+    rendered = (_render(p, f"[{p[0].chunk + 1}]", focus, page_url=chunks[p[0].chunk].url) for p in passages
+                if not all(u.block.is_label for u in p))
+    return [text for text in rendered if text]
 
 
 def _adjoin(before: Sequence[_Unit], after: Sequence[_Unit]) -> bool:

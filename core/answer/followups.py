@@ -114,7 +114,7 @@ def points_back(question: str) -> bool:
         if not asks(whole, lead=_ASKING_LEAD) and any(asks(s) and _names_subject(s) for s in earlier):
             # "does httpx do http/3? our cdn advertises it": what the message says after its own
             # question is about that question ("... and tell me more about that?" may not be).
-            return False
+            continue
         # tokens() keeps "don't" and "uv.lock" whole, so they count once (or not at all).
         if sum(1 for w in tokens(sentence) if w not in STOPWORDS) < _SELF_CONTAINED:
             return True

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import re
 
+_TARGET = r"\(\s*<?(?P<target>[^\s()<>]*)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+_CODE = r"(?P<code>(?P<ticks>`+)[^`\n](?:[^\n]*?[^`\n])?(?P=ticks)(?!`))"  # a code span: literal
+#: A picture that is a link (``[![logo](logo.png)](https://site.dev)``): read as one link.
+_LINKED_PICTURE = re.compile(rf"{_CODE}|\[\s*!\[(?P<text>[^\]\n]*)\]\([^)\n]*\)\s*\]{_TARGET}")
 #: ``[text](target "title")`` or ``![alt](target)``; the text may hold code spans with brackets
-#: (``[`[build-system]`](pyproject.md)``), the target may sit in ``<...>``.
-_CODE_OR_LINK = re.compile(
-    r"(?P<code>(?P<ticks>`+)[^`\n](?:[^\n]*?[^`\n])?(?P=ticks)(?!`))"  # a code span: literal
-    r"|(?P<image>!?)\[(?P<text>(?:`[^`\n]*`|[^\]`\n])*)\]"
-    r"\(\s*<?(?P<target>[^\s()<>]*)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
-)
-_ADDRESS = re.compile(r"(?i)^(?:https?|mailto|ftp):")
+#: (``[`[build-system]`](pyproject.md)``), the target may sit in ``<...>``; ``\[`` is no link.
+_CODE_OR_LINK = re.compile(rf"{_CODE}|(?<!\\)(?P<image>!?)\[(?P<text>(?:`[^`\n]*`|[^\[\]`\n])*)\]{_TARGET}")
 _WEB_PAGE = re.compile(r"(?i)^https?://")
 
 
@@ -41,24 +40,31 @@ def shown_links(text: str, *, page_url: str) -> str:
         return text
     page = page_url.split("#", 1)[0]
 
+    def picture(match: re.Match[str]) -> str:
+        if match["code"]:
+            return match[0]
+        target = match["target"]
+        return f"[{match['text'].strip() or 'image'}]({target})" if _WEB_PAGE.match(target) else ""
+
     def shown(match: re.Match[str]) -> str:
         if match["code"]:
             return match[0]
         label, target = match["text"].strip(), match["target"]
         if match["image"]:  # a link to a picture is what chat can show of it
             return f"[{label or 'image'}]({target})" if _WEB_PAGE.match(target) else ""
-        if _ADDRESS.match(target):
+        if _WEB_PAGE.match(target):
             return match[0]
         if target.startswith("#") and len(target) > 1 and label and _WEB_PAGE.match(page):
             return f"[{label}]({page}{target})"
+        # Slack and Discord link only web addresses: "write to [us](mailto:a@b.c)" reads as text.
         return label or _name(target)
 
-    return _CODE_OR_LINK.sub(shown, text)
+    return _CODE_OR_LINK.sub(shown, _LINKED_PICTURE.sub(picture, text))
 
 
 def _name(target: str) -> str:
     """The name of what a link without text points at: ``../types/notebooks.md`` -> ``notebooks``."""
     path = target.split("#", 1)
-    stem = path[0].rstrip("/").rsplit("/", 1)[-1]
-    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
-    return stem or (path[1] if len(path) > 1 else "")
+    stem = path[0].rstrip("/").rsplit("/", 1)[-1].split(":")[-1]  # "mailto:a@b.c" -> the address
+    stem = stem if "@" in stem else stem.rsplit(".", 1)[0] if "." in stem else stem
+    return stem.strip(".") or (path[1] if len(path) > 1 else "")

@@ -23,7 +23,7 @@ from core.errors import IngestSourceError
 from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
-from core.ingest.markdown import parse_markdown
+from core.ingest.markdown import has_attribute_lines, parse_markdown
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
@@ -54,6 +54,8 @@ RST_PARSER = "rst-1"
 MYST_PARSER = "myst-1"
 MKDOCS_PARSER = "mkdocs-1"
 TEMPLATES_PARSER = "templates-2"
+#: Pages with attribute lines (``{.hide-header}``), which were read as text before.
+ATTRIBUTES_PARSER = "attributes-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -86,6 +88,8 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True
     if looks_like_templates(body):
         body = templates_to_markdown(body)
         parsers.append(TEMPLATES_PARSER)
+    if has_attribute_lines(body):
+        parsers.append(ATTRIBUTES_PARSER)
     h1, sections = parse_markdown(body)
     return Parsed(text_value(front_matter.get("title")) or h1, sections, front_matter, "+".join(parsers))
 

@@ -75,6 +75,11 @@ def parse_markdown(text: str) -> tuple[str | None, list[Section]]:
     return builder.first_h1, builder.finish()
 
 
+def has_attribute_lines(text: str) -> bool:
+    """Whether ``text`` holds a line of block attributes (``{.class}``), which reading leaves out."""
+    return _ATTRIBUTE_LINE.search(text) is not None
+
+
 def clean_prose(text: str) -> str:
     """Remove MDX/HTML syntax from Markdown prose (never call it on code blocks).
 

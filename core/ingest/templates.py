@@ -15,6 +15,7 @@ shows them. Other tags inside a line of prose and anything in code fences are le
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from core.ingest.document import with_lead
 from core.ingest.markdown import Fences
@@ -26,10 +27,15 @@ _TAG = re.compile(
 )
 _ONE_TAG = r"(?:\{%-?[ \t]*[\w-]+.*?-?%\}|\{\{[<%].*?[>%]\}\})"
 _SIGNS = re.compile(rf"^[ \t]*{_ONE_TAG}[ \t]*$|\{{\{{[<%][ \t]*(?:rel)?ref[ \t]", re.M)
-#: A tag opening a line of prose, or closing one: each is read as a line of its own.
-_OPENS_LINE = re.compile(rf"^([ \t]*{_ONE_TAG})[ \t]+(?=\S)")
+#: A note's tag opening a line of prose, or a closing tag ending one: each is read as a line of its
+#: own. Other tags in prose ("{{< kbd "Ctrl" >}} + C copies") stay where they are.
+_OPENS_LINE = re.compile(
+    r"^([ \t]*(?:\{%-?[ \t]*(?P<liquid>[\w-]+)[^%\n]*?-?%\}|\{\{[<%][ \t]*(?P<hugo>[\w-]+)[^>%\n]*[>%]\}\}))"
+    r"[ \t]+(?=\S)")
 _CLOSES_LINE = re.compile(
-    r"(?<=\S)[ \t]+(\{%-?[ \t]*end[\w-]*[ \t]*-?%\}|\{\{[<%][ \t]*/.*?[>%]\}\})[ \t]*$")
+    r"(?<=\S)[ \t]+(\{%-?[ \t]*end[\w-]*[ \t]*-?%\}|\{\{[<%][ \t]*/[^{}\n]*?[>%]\}\})[ \t]*$")
+#: A code span: a ref written there is shown, not followed.
+_CODE_SPAN = re.compile(r"(`+)[^`\n].*?\1")
 #: Hugo's link to a page: ``{{< relref "cli#install" >}}`` -> ``cli#install``.
 _REF = re.compile(r"""\{\{[<%][ \t]*(?:rel)?ref[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|([^\s>%]+))[ \t]*[>%]\}\}""")
 _TITLE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')""")
@@ -72,9 +78,9 @@ def _own_lines(lines: list[str]) -> list[str]:
         if fences.code(line):
             out.append(line)
             continue
-        line = _REF.sub(lambda m: m[1] or m[2] or m[3] or "", line)
+        line = _outside_code(line, lambda part: _REF.sub(lambda m: m[1] or m[2] or m[3] or "", part))
         opening = _OPENS_LINE.match(line)
-        if opening is not None:
+        if opening is not None and (opening["liquid"] or opening["hugo"] or "").lower() in _NOTES:
             out.append(opening[1])
             line = line[opening.end():]
         closing = _CLOSES_LINE.search(line)
@@ -83,6 +89,15 @@ def _own_lines(lines: list[str]) -> list[str]:
         else:
             out.append(line)
     return out
+
+
+def _outside_code(line: str, rewrite: Callable[[str], str]) -> str:
+    """``line`` with ``rewrite`` applied to the text between its code spans."""
+    out, end = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        out += [rewrite(line[end:span.start()]), span[0]]
+        end = span.end()
+    return "".join([*out, rewrite(line[end:])])
 
 
 def _name(tag: re.Match[str]) -> str:

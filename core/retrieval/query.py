@@ -133,8 +133,9 @@ def normalise_chat(text: str) -> str:
 
 
 #: A word with a letter typed three times or more: "sloooow", "pleeease", "sooo".
-_ELONGATED_WORD = re.compile(r"\b[a-z]*([a-z])\1\1[a-z]*\b", re.IGNORECASE)
+_ELONGATED_WORD = re.compile(r"(?<!#)\b[a-z]*([a-z])\1\1[a-z]*\b", re.IGNORECASE)  # not a colour (#fffeee)
 _RUN = re.compile(r"([a-z])\1{2,}", re.IGNORECASE)
+_VOWEL = re.compile(r"[aeiouy]", re.IGNORECASE)
 
 
 def _unstretched(word: str) -> str:
@@ -145,7 +146,8 @@ def _unstretched(word: str) -> str:
     # Each run kept once or twice: the commoner English word wins ("coool" is "cool", not "col").
     candidates = [_RUN.sub(kept, word) for kept in (r"\1", r"\1\1")]
     best = max(candidates, key=lambda c: frequency[c.lower()])
-    return best if frequency[best.lower()] else word
+    # A word has a vowel: "Brrr" is no "Br".
+    return best if frequency[best.lower()] and _VOWEL.search(best) else word
 
 
 @lru_cache(maxsize=1)
@@ -281,9 +283,9 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
 
 
 #: Affixes English makes new words with: "stackable", "precompile", "relocking" are no names.
-#: "post-" is not one of them: "postinstall" names a hook, as "preupdate" is a plugin's callback.
+#: "post-" is left out ("postinstall" names a hook), and so is "-ly", which names end in ("fastly").
 _PREFIXES = ("re", "pre", "un", "non")
-_SUFFIXES = ("able", "ible", "ing", "ed", "er", "ers", "s", "es", "ly", "ness", "less")
+_SUFFIXES = ("able", "ible", "ing", "ed", "er", "ers", "s", "es", "ness", "less")
 #: Letters left after an affix comes off: "es" off "yes" leaves no word to look up.
 _STEM_LETTERS = 4
 

@@ -12,6 +12,7 @@ import re
 
 from core.answer.citations import neutralize_mentions
 from core.answer.excerpt import choose_excerpts
+from core.answer.links import shown_links
 from core.protocols import Generation, GenerationRequest, SearchFn
 from core.retrieval.retriever import CosineFn
 
@@ -69,9 +70,9 @@ class ExtractiveGenerator:
         else:
             # Nothing shares a word with the question: quote the top chunk's opening rather
             # than saying nothing, still cited.
-            first = _SPACE_RE.sub(" ", chunks[0].content).strip()
+            first = _SPACE_RE.sub(" ", shown_links(chunks[0].content, page_url=chunks[0].url)).strip()
             snippet = first if len(first) <= 300 else first[:300].rsplit(" ", 1)[0] + " …"
-            text = f"{snippet} [1]"
+            text = f"{snippet or chunks[0].title} [1]"
         # Quoted text comes from documents, which anyone may have written: never let
         # it ping a channel.
         return Generation(text=neutralize_mentions(text), chunks=chunks, model_used=self.name,

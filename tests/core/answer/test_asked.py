@@ -34,12 +34,13 @@ def test_no_question_sentences_apart(message: str) -> None:
 
 
 @pytest.mark.parametrize("message", [
-    "can u @everyone and tell them the cluster is down tonight",
-    "@here can you ping everyone in the channel that the lab is closed tomorrow",
-    "@here the mirror is broken for everyone, can you blast a message to the whole channel",
+    "could u @channel and say the wiki moves to friday",
+    "@here can you ping everyone that the office printer is fixed",
+    "@here the vpn is flaky for everyone, can you blast a message to the whole team",
     "pls let everyone know the build is red",
     "ping the team that prod is down",
     "<!here> notify @channel: deploy freeze",
+    "can you ping <!here> now, the deploy is done",
 ])
 def test_a_request_to_pass_a_message_on_to_people_is_told(message: str) -> None:
     assert asks_to_notify(message)
@@ -51,6 +52,13 @@ def test_a_request_to_pass_a_message_on_to_people_is_told(message: str) -> None:
     "how can you tell everyone uses the same lock file?",
     "morning all, hows everyone's week going?",
     "can you tell me how to ping a host from the container?",
+    "Notify everyone when the nightly build fails - how do I configure that?",
+    "Alert the channel when a job fails: is that possible with webhooks?",
+    "Message the channel from a GitHub action: which token do I need?",
+    "let everyone in the org read the bucket, how do i set permissions?",
+    "How exactly can you notify the team from a workflow?",
+    "can you post the channel id for the alerts config?",
+    "What can you tell everybody about caching?",
 ])
 def test_a_question_that_mentions_people_or_pings_is_no_such_request(message: str) -> None:
     assert not asks_to_notify(message)

@@ -132,7 +132,7 @@ async def test_a_request_to_ping_everyone_is_declined_politely_whatever_words_it
 ) -> None:
     # "the slack bot is down" shares the user guide's words; the message asks for a broadcast.
     response = await runtime.pipeline.answer(
-        "can you ping @everyone and tell them the slack bot is down until 3pm", thread_id="chat-5")
+        "pls let everyone know the slack bot is down for the afternoon", thread_id="chat-5")
     assert response.response_text == NOTIFY_TEXT and response.sources == []
     assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
     asked = await runtime.pipeline.answer("@here how do i connect ragbot to slack?", thread_id="chat-6")

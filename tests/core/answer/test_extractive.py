@@ -621,10 +621,12 @@ def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
     ("```{ .dockerfile .annotate }", "```dockerfile"),
     ("``` python", "```python"),
     ("```[GUI] ready```", "```[GUI] ready```"),  # one line of code between fences: as written
+    ("```{code-block} python", "```python"),
 ])
 def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown: str) -> None:
     body = "" if fence.endswith("```") and fence.count("```") == 2 else "\nx = 1\n```"
     assert render_block(Block("code", fence + body)) == shown + body
+    assert render_block(Block("code", "")) == ""
 
 
 def test_code_quoted_before_its_explanation_comes_with_its_short_lead_in() -> None:

@@ -93,14 +93,15 @@ def test_there_is_that_after_tell_and_counting_one_do_not_point_back(standalone:
     # A greeting line ends without a stop.
     "hey team thanks a lot for the quick answers earlier super helpful\ndoes it also work on windows",
     "really? does it work on the arm build of the simulator too, or only on x86 machines",
+    "does the simulator run on arm64 yet? our lab bought a jetson for it. and can you tell me more on that",
 ])
 def test_pronouns_pointing_back_still_borrow_the_subject(pointing: str) -> None:
     assert search_query_for(pointing, HISTORY).startswith("how do I install gazebo")
 
 
 @pytest.mark.parametrize("standalone", [
-    "does the client support http/3 over quic yet? our cdn advertises it and i'd like to try it",
-    "can a command be an `async def`? i need to await some network calls inside it",
+    "does the simulator run on arm64 yet? our lab bought a jetson and i'd like to try it there",
+    "can a launch file be written in yaml? i need to pass some remappings inside it",
 ])
 def test_what_a_message_says_after_its_own_question_is_about_that_question(standalone: str) -> None:
     assert search_query_for(standalone, HISTORY) == standalone

@@ -19,8 +19,13 @@ PAGE = "https://docs.example.dev/guides/cache/"
     ("![The build command](../images/build.png)", ""),
     ("![](https://cdn.example/arch.png) ![Arch](https://cdn.example/a.png)",
      "[image](https://cdn.example/arch.png) [Arch](https://cdn.example/a.png)"),
+    # Slack and Discord link web addresses only.
     ("Read [the spec](https://peps.python.org/pep-0621/) or [mail us](mailto:a@b.c).",
-     "Read [the spec](https://peps.python.org/pep-0621/) or [mail us](mailto:a@b.c)."),
+     "Read [the spec](https://peps.python.org/pep-0621/) or mail us."),
+    ("Write to [](mailto:team@example.dev).", "Write to team@example.dev."),
+    ("[![Diagram](img/arch.png)](img/arch.png)", ""),  # a picture linking to itself
+    ("[![Logo](logo.png)](https://site.dev) home", "[Logo](https://site.dev) home"),
+    ("A [parent](../) and an escaped \\[x\\](y.md).", "A parent and an escaped \\[x\\](y.md)."),
     ("Write `[text](target.md)` or ``[](label)`` to link.",
      "Write `[text](target.md)` or ``[](label)`` to link."),
     ("A [link to a folder](../reference/).", "A link to a folder."),

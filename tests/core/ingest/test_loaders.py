@@ -269,5 +269,5 @@ def test_a_line_of_block_attributes_is_markup_not_text(tmp_path: Path, attribute
     page = tmp_path / "index.md"
     page.write_text(f"{attributes}\n# Welcome\n\nClick makes command line tools.\n")
     doc = load_file(page, root=tmp_path)
-    assert doc.title == "Welcome"
+    assert doc.title == "Welcome" and doc.parser == "attributes-1"  # stored pages are read again once
     assert [block for s in doc.sections for block in s.blocks] == ["Click makes command line tools."]

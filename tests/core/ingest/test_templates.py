@@ -91,14 +91,24 @@ def test_detection() -> None:
     ("{{% warning %}} Back up first.\n{{% /warning %}}", "Warning: Back up first."),
     ("{{% note %}}\nRestart the shell. {{% /note %}}", "Note: Restart the shell."),
     ("{% hint style='info' %} Read this.\n{% endhint %}", "Info: Read this."),
+    ("{% hint style='info' %}\nRead this. {% endhint %}", "Info: Read this."),
 ])
 def test_a_tag_sharing_a_line_with_prose_is_read_as_its_own_line(tags: str, markdown: str) -> None:
     assert re.sub(r"\n{3,}", "\n\n", templates_to_markdown(tags)).strip("\n") == markdown
 
 
+@pytest.mark.parametrize("prose", [
+    '{{< kbd "Ctrl" >}} + C copies the cell.',  # an inline tag opening prose is no note
+    'Text {{< /a >}} and more text stays.',
+])
+def test_other_tags_inside_prose_stay_where_they_are(prose: str) -> None:
+    assert templates_to_markdown(f"{prose}\n{{{{< toc >}}}}").strip() == prose
+
+
 def test_hugo_page_references_read_as_the_page_they_name() -> None:
-    page = ('See [the CLI]({{< relref "cli#install" >}} "Commands") and {{< ref \'docs/intro.md\' >}}.\n\n'
-            '```\n{{< relref "kept" >}}\n```')
+    page = ('See [the CLI]({{< relref "cli#install" >}} "Commands") and {{< ref \'docs/intro.md\' >}}; '
+            'write `{{< relref "page" >}}`.\n\n```\n{{< relref "kept" >}}\n```')
     assert looks_like_templates(page)
     assert templates_to_markdown(page) == (
-        'See [the CLI](cli#install "Commands") and docs/intro.md.\n\n```\n{{< relref "kept" >}}\n```')
+        'See [the CLI](cli#install "Commands") and docs/intro.md; write `{{< relref "page" >}}`.\n\n'
+        '```\n{{< relref "kept" >}}\n```')
