@@ -69,6 +69,11 @@ def test_template_tags_read_as_markdown(tmp_path: Path) -> None:
     ("{% raw %}\nKept.\n{% endraw %}", "Kept."),
     ("{% endhint %}\nA closing tag with no opening one goes.", "A closing tag with no opening one goes."),
     ("{{< callout >}}\nNo kind given.\n{{< /callout >}}", "Callout: No kind given."),
+    # A note's tag sharing a line with its first or last sentence (Poetry's docs) is read the same.
+    ("{{% warning %}} Back up first.\n{{% /warning %}}", "Warning: Back up first."),
+    ("{{% note %}}\nRestart the shell. {{% /note %}}", "Note: Restart the shell."),
+    ("{% hint style='info' %} Read this.\n{% endhint %}", "Info: Read this."),
+    ("{% hint style='info' %}\nRead this. {% endhint %}", "Info: Read this."),
 ])
 def test_block_tags_become_labelled_prose(tags: str, markdown: str) -> None:
     assert re.sub(r"\n{3,}", "\n\n", templates_to_markdown(tags)).strip("\n") == markdown
@@ -84,17 +89,6 @@ def test_many_unclosed_tags_and_deep_nesting_stay_cheap() -> None:
 def test_detection() -> None:
     assert looks_like_templates("{% hint %}\nx\n{% endhint %}") and looks_like_templates("{{< toc >}}")
     assert not looks_like_templates("Plain text with {{ a variable }} and {% inline %} tags.")
-
-
-@pytest.mark.parametrize(("tags", "markdown"), [
-    # Poetry's docs open a note on the line of its first sentence and close it on the last.
-    ("{{% warning %}} Back up first.\n{{% /warning %}}", "Warning: Back up first."),
-    ("{{% note %}}\nRestart the shell. {{% /note %}}", "Note: Restart the shell."),
-    ("{% hint style='info' %} Read this.\n{% endhint %}", "Info: Read this."),
-    ("{% hint style='info' %}\nRead this. {% endhint %}", "Info: Read this."),
-])
-def test_a_tag_sharing_a_line_with_prose_is_read_as_its_own_line(tags: str, markdown: str) -> None:
-    assert re.sub(r"\n{3,}", "\n\n", templates_to_markdown(tags)).strip("\n") == markdown
 
 
 @pytest.mark.parametrize("prose", [
