@@ -3,11 +3,12 @@
 Docs link to each other with paths that only their site generator resolves
 (``[caching](../guides/integration/github.md#caching)``, MyST's ``[](my-label)``, Hugo's
 ``relref``). Quoted as they are, Slack and Discord show the raw Markdown, and the target is
-no address anyone can open. So a quoted link keeps its target only when it is one: an
-absolute address, or an anchor of the quoted page when that page has a web address. Any
-other link reads as its text; a link without text (MyST fills it in from the target) reads
-as the target's name. An image becomes a link to its picture, or is left out when its file
-is not an address (chat shows no picture for it, and its alt text is no sentence).
+no address anyone can open. So a quoted link keeps its target only when chat can open it: a
+web address, or an anchor of the quoted page when that page has one. Any other link
+(``mailto:`` too, which Slack does not link) reads as its text; a link without text (MyST
+fills it in from the target) reads as the target's name. A picture becomes a link to it, or
+is left out when its file is no web address (chat shows no picture for it, and its alt text
+is no sentence); a picture that is a link reads as that one link.
 """
 
 from __future__ import annotations

@@ -6,10 +6,11 @@ Jekyll pages hold ``{% include %}`` and ``{% raw %}`` lines. Read as plain Markd
 stayed in the text, were searched, and were quoted in answers. Here a line holding only a tag
 goes: a block tag's content stays, led by what a reader sees (its ``title``, else its kind,
 "Warning:"), as MkDocs' notes are (``core.ingest.mkdocs``); other tags (includes, tables of
-contents) are left out, their files not being there to read. A tag that opens a line of prose
-(``{{% warning %}} If you ...``) or closes one is read as if on its own line; Hugo's ``ref`` and
-``relref`` (``[cli]({{< relref "cli#install" >}})``) read as the page they name, as the site
-shows them. Other tags inside a line of prose and anything in code fences are left as written.
+contents) are left out, their files not being there to read. A note's tag opening a line of
+prose (``{{% warning %}} If you ...``), or a closing tag ending one, is read as if on its own
+line; Hugo's ``ref`` and ``relref`` (``[cli]({{< relref "cli#install" >}})``) read as the page
+they name, as the site shows them. Other tags inside a line of prose, and anything in code
+(fences or spans), are left as written.
 """
 
 from __future__ import annotations
