@@ -50,8 +50,8 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
                       | TEXT_SUFFIXES)
 #: Parsers whose reading of a format changed: pages they read are chunked again once
 #: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
-RST_PARSER = "rst-1"
-MYST_PARSER = "myst-1"
+RST_PARSER = "rst-2"
+MYST_PARSER = "myst-2"
 MKDOCS_PARSER = "mkdocs-1"
 TEMPLATES_PARSER = "templates-2"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.

@@ -8,7 +8,8 @@ reader understands, with the same meaning as in ``.rst`` pages (``core.ingest.sp
 * code directives (``code-block``, ``code-cell``, ``doctest``) -> fenced code with their language;
 * notes, version notes, tabs, cards, object descriptions -> their text, after a lead line
   ("Note:", "New in version 2.1:", the signature as code); nested directives are read too;
-* ``toctree``, ``include``, images, autodoc and ``eval-rst`` -> nothing (no prose of the page);
+* ``toctree``, ``include``, images and autodoc -> nothing (no prose of the page);
+* ``eval-rst`` -> its reStructuredText read as an ``.rst`` page is (``core.ingest.rst``);
 * ``{role}`text``` -> the text it shows; ``(label)=`` targets, ``%`` comments and attributes
   (``[link](url){.external}``) -> nothing.
 
@@ -22,6 +23,7 @@ import re
 
 from core.ingest.document import fenced, with_lead
 from core.ingest.markdown import Fences, closes_fence
+from core.ingest.rst import parse_rst
 from core.ingest.sphinx_markup import (
     CODE_DIRECTIVES,
     CODE_ROLES,
@@ -48,7 +50,7 @@ _COMMENT = re.compile(r"^[ \t]*%")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:")
 #: Directives with no prose of the page, on top of Sphinx's own (``SKIPPED_DIRECTIVES``).
 _SKIPPED = SKIPPED_DIRECTIVES | frozenset(
-    "include image raw eval-rst contents tableofcontents bibliography glue jupyter-kernel".split()
+    "include image raw contents tableofcontents bibliography glue jupyter-kernel".split()
 )
 #: Code directives, and Quarto/R Markdown style cells (```` ```{python} ````), with their language.
 _CODE = {**CODE_DIRECTIVES, "code-block": None, "code": None, "sourcecode": None, "code-cell": None,
@@ -118,6 +120,8 @@ def _directive(name: str, args: str, body: list[str], depth: int) -> list[str]:
     body = _options_dropped(body)
     if name in _SKIPPED or kind in _SKIPPED or (kind == "only" and not for_html(args)):
         return []
+    if kind == "eval-rst":  # reStructuredText inside MyST: read as an .rst page is
+        return _rst_lines(body)
     if kind in _CODE:
         named = _CODE[kind]
         language = named if named is not None else (args.split() or [""])[0]
@@ -127,6 +131,12 @@ def _directive(name: str, args: str, body: list[str], depth: int) -> list[str]:
     if not text and kind in VERSION_DIRECTIVES:
         return [lead.removesuffix(":") + "."]  # "New in version 2.1.", nothing more to say
     return with_lead(lead, text.split("\n") if text else [])
+
+
+def _rst_lines(body: list[str]) -> list[str]:
+    """The blocks of reStructuredText as Markdown lines (the page's own headings frame them)."""
+    _, sections = parse_rst("\n".join(body))
+    return [line for section in sections for block in section.blocks for line in (*block.split("\n"), "")]
 
 
 def _lead(kind: str, args: str) -> str:

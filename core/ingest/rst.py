@@ -12,8 +12,10 @@ could turn them back on or send warnings to a file. Nothing is printed either.
 
 from __future__ import annotations
 
+import ast
 import io
 import re
+import textwrap
 
 from docutils import nodes
 from docutils.core import publish_doctree
@@ -25,7 +27,7 @@ from core.ingest.text import parse_plain_text
 
 _SETTINGS = {
     "_disable_config": True,  # a docs repo's docutils.conf must not re-enable file insertion
-    "report_level": 5,  # nothing reported: an unknown directive is dropped, not quoted
+    "report_level": 5,  # nothing reported: an unknown directive is dropped, unless it holds Python
     "halt_level": 5,  # never stop on a markup error; the rest of the page still counts
     "file_insertion_enabled": False,  # ``.. include:: /etc/passwd`` must not read the file
     "raw_enabled": False,
@@ -93,6 +95,9 @@ class _RstRenderer:
             self.children(node, level=level + 1)
         elif isinstance(node, nodes.subtitle):
             self.builder.heading(level, _inline(node))
+        elif isinstance(node, nodes.system_message):
+            if code := _extension_example(node):
+                self.builder.block(code)
         elif isinstance(node, _SKIPPED) or (isinstance(node, nodes.title)
                                             and isinstance(node.parent, (nodes.section, nodes.document))):
             return
@@ -124,6 +129,40 @@ class _RstRenderer:
             self.builder.block(f"{title}:")
         for child in body:
             self.visit(child, level=level)
+
+
+#: An extension's example longer than this is not parsed to tell whether it is code.
+_EXAMPLE_CHARS = 20_000
+_OPTION_LINE_RE = re.compile(r"^[ \t]+:[\w-]+:")
+#: Statements that make a body code rather than a word or two ("Note", "Hello").
+_CODE_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
+                    ast.Assign, ast.AugAssign, ast.AnnAssign, ast.With, ast.For, ast.If, ast.Try)
+
+
+def _extension_example(node: nodes.system_message) -> str:
+    """The Python an unknown directive holds, fenced ("": none, or not Python).
+
+    Sphinx extensions show their examples in directives docutils does not know
+    (``.. click:example::`` and its indented code); dropped with the other unknown
+    directives, a page lost every example it gives. Other unknown directives stay dropped.
+    """
+    source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
+    lines = source.split("\n")
+    if not lines or not lines[0].startswith(".. ") or len(source) > _EXAMPLE_CHARS:
+        return ""
+    body = textwrap.dedent("\n".join(line for line in lines[1:] if not _OPTION_LINE_RE.match(line))).strip()
+    return fenced(body, "python") if body and _is_python(body) else ""
+
+
+def _is_python(text: str) -> bool:
+    """Whether ``text`` parses as Python and does something (a call, a definition, an assignment)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(statement, _CODE_STATEMENTS)
+               or (isinstance(statement, ast.Expr) and isinstance(statement.value, (ast.Call, ast.Await)))
+               for statement in tree.body)
 
 
 def _admonition_title(node: nodes.Element) -> str:

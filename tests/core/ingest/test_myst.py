@@ -60,7 +60,7 @@ def test_myst_pages_read_as_markdown(tmp_path: Path) -> None:
     page = tmp_path / "install.md"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.title == "Installation" and doc.parser == "myst-1"
+    assert doc.title == "Installation" and doc.parser == "myst-2"
     [section] = doc.sections
     assert section.blocks == [
         "See the quickstart and call `connect`.",
@@ -93,6 +93,11 @@ def test_myst_pages_read_as_markdown(tmp_path: Path) -> None:
     ("```python\n% not a comment\n(label)=\n```", "```python\n% not a comment\n(label)=\n```"),
     ("(hiding/remove-content)=\n# Remove content", "# Remove content"),
     ("A {code}`List<int>` and {kbd}`Ctrl`.", "A `List<int>` and `Ctrl`."),
+    # reStructuredText inside MyST is read as an .rst page is: an extension's example is code.
+    ("```{eval-rst}\n.. note:: Written in RST.\n```", "Note: Written in RST."),
+    ("```{eval-rst}\n.. tool:example::\n\n    @command()\n    def run():\n        pass\n```",
+     "```python\n@command()\ndef run():\n    pass\n```"),
+    ("```{eval-rst}\n.. currentmodule:: mylib\n```", ""),
 ])
 def test_directives_become_markdown(myst: str, markdown: str) -> None:
     assert myst_to_markdown(myst).strip("\n") == markdown

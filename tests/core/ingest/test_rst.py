@@ -122,6 +122,23 @@ def test_navigation_generated_and_unknown_directives_are_left_out() -> None:
         assert absent not in text
 
 
+@pytest.mark.parametrize(("directive", "read"), [
+    # A Sphinx extension's example: the Python it holds is the page's example, quoted as code.
+    (".. tool:example::\n   :emphasize-lines: 2\n\n    @command()\n    @option('--tag', multiple=True)"
+     "\n    def cli(tag):\n        echo(tag)",
+     "```python\n@command()\n@option('--tag', multiple=True)\ndef cli(tag):\n    echo(tag)\n```"),
+    (".. tool:run::\n\n    invoke(cli, args=['--tag', 'a'])",
+     "```python\ninvoke(cli, args=['--tag', 'a'])\n```"),
+    (".. tool:note::\n\n    Words, not code.", None),  # prose or a bare name is no example
+    (".. tool:name::\n\n    Note", None),
+    (".. tool:broken::\n\n    def (:", None),
+])
+def test_an_unknown_directive_holding_python_is_an_example(directive: str, read: str | None) -> None:
+    _, sections = parse_rst(f"Before.\n\n{directive}\n\nAfter.\n")
+    blocks = [block for section in sections for block in section.blocks]
+    assert blocks == ["Before.", *([read] if read else []), "After."]
+
+
 def test_include_and_raw_never_read_or_pass_anything(tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET")
@@ -168,7 +185,7 @@ def test_rst_pages_stored_as_plain_text_are_chunked_again(tmp_path: Path) -> Non
     page = tmp_path / "install.rst"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.parser == "rst-1"
+    assert doc.parser == "rst-2"
     # The same page read the old way (plain text) had another fingerprint; other formats keep theirs.
     assert document_hash(doc) != document_hash(replace(doc, parser=""))
     markdown = tmp_path / "install.md"
