@@ -52,7 +52,7 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
 #: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
 RST_PARSER = "rst-2"
 MYST_PARSER = "myst-2"
-MKDOCS_PARSER = "mkdocs-1"
+MKDOCS_PARSER = "mkdocs-2"
 TEMPLATES_PARSER = "templates-2"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.
 ATTRIBUTES_PARSER = "attributes-1"

@@ -9,7 +9,9 @@ and led by the label a reader sees ("Note:", "Title:", "macOS and Linux:"), as M
 are (``core.ingest.myst``); nested blocks are read too.
 
 Lines that include another file (``--8<-- "file.md"``, ``{* file *}``, ``{! file !}``) are dropped:
-the included file is not there to read.
+the included file is not there to read. mkdocstrings' ``::: httpx.Client`` and its indented
+options read as the object's name and the members they list (the site renders their docstrings
+there, from code ingest does not read).
 Pure functions over text; code fences are left as written, but for the indentation a note's
 or a tab's content loses (tabs count four columns, as in Python-Markdown).
 """
@@ -31,7 +33,13 @@ _OPEN = re.compile(
 )
 #: pymdownx's block of snippet file names between bare markers (one file: ``INCLUDE_LINE``).
 _SNIPPET_BLOCK = re.compile(r"^[ \t]*-+8<-+[ \t]*$")
-_SIGNS = re.compile(r"^[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]?[\w-]+|===\+?!?[ \t]+\"|-+8<-+)", re.M)
+#: mkdocstrings' ``::: package.module.Object`` (a dotted path: Docusaurus' ``:::note`` is a note).
+_AUTODOC = re.compile(r"^[ \t]*:::[ \t]+(?P<path>[A-Za-z_]\w*(?:\.\w+)+)[ \t]*$")
+#: The members its options list: ``:members: get post`` or YAML's ``members:`` then ``- get`` lines.
+_MEMBERS = re.compile(r"^[ \t]*:?members:?[ \t]*(?P<inline>.*)$")
+_MEMBER_ITEM = re.compile(r"^[ \t]*-[ \t]+(?P<name>\w+)[ \t]*$")
+_SIGNS = re.compile(
+    r"^[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]?[\w-]+|===\+?!?[ \t]+\"|-+8<-+|:::[ \t]+\w+\.\w)", re.M)
 #: The width of the indentation that holds a block's content.
 _STEP = 4
 #: Blocks nested deeper than this are read as plain text: the page must not exhaust the stack.
@@ -57,6 +65,9 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
         elif depth < _MAX_DEPTH and (opener := _OPEN.match(line)):
             block, i = _block(opener, lines, i, depth)
             out.extend(block or [line])  # no content: a line of text
+        elif autodoc := _AUTODOC.match(line):
+            options, i = _body(lines, i, _width(_leading(line)))
+            out.extend(["", _object_line(autodoc["path"], options), ""])
         elif _SNIPPET_BLOCK.match(line) and (end := _snippet_end(lines, i)) is not None:
             i = end + 1  # a block of file names, up to its closing marker
         # Dropped here, not only by clean_prose: a note holding only an include is then empty.
@@ -81,6 +92,22 @@ def _block(opener: re.Match[str], lines: list[str], start: int, depth: int) -> t
         return (["", " " * indent + lead.removesuffix(":"), ""] if titled else []), end
     led = with_lead(lead, content.split("\n"))
     return ["", *(" " * indent + x if x.strip() else "" for x in led), ""], end
+
+
+def _object_line(path: str, options: list[str]) -> str:
+    """mkdocstrings' object as a reader finds it on the site: its name and the members shown."""
+    members: list[str] = []
+    listing = False
+    for option in options:
+        if (named := _MEMBERS.match(option)) is not None:
+            members += re.findall(r"\w+", named["inline"])
+            listing = True
+        elif listing and (item := _MEMBER_ITEM.match(option)) is not None:
+            members.append(item["name"])
+        else:
+            listing = False
+    shown = ", ".join(f"`{m}`" for m in members if m not in ("true", "false"))
+    return f"`{path}`: {shown}" if shown else f"`{path}`"
 
 
 def _snippet_end(lines: list[str], start: int) -> int | None:

@@ -49,7 +49,7 @@ def test_mkdocs_pages_read_as_markdown(tmp_path: Path) -> None:
     page = tmp_path / "install.md"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.title == "Installing" and doc.parser == "mkdocs-1"
+    assert doc.title == "Installing" and doc.parser == "mkdocs-2"
     [section] = doc.sections
     assert section.blocks == [
         "Note: The installer needs `curl`.",
@@ -92,9 +92,21 @@ def test_admonitions_become_labelled_prose(mkdocs: str, markdown: str) -> None:
     "Shout it !!! note this",  # a marker in the middle of a line is text
     '=== no quotes\n    indented',
     "```\n=== \"Tab\"\n    code\n```",
+    ":::note\nA Docusaurus note, no dotted path.\n:::",
 ])
 def test_other_text_is_left_as_written(text: str) -> None:
     assert mkdocs_to_markdown(text) == text
+
+
+def test_mkdocstrings_objects_read_as_their_names_and_members() -> None:
+    # The site renders the docstrings there, from code that ingest does not read.
+    text = ("Before.\n\n::: mylib.request\n    :docstring:\n\n::: mylib.api.Client\n    :docstring:\n"
+            "    :members: get post\n\n::: mylib.Router\n    options:\n        members:\n"
+            "            - route\n            - mount\n        show_source: false\n\nAfter.")
+    assert looks_like_mkdocs(text)
+    assert re.sub(r"\n{3,}", "\n\n", mkdocs_to_markdown(text)).strip().split("\n\n") == [
+        "Before.", "`mylib.request`", "`mylib.api.Client`: `get`, `post`", "`mylib.Router`: `route`, `mount`",
+        "After."]
 
 
 def test_snippet_includes_are_dropped_inline_and_as_blocks() -> None:
