@@ -20,20 +20,19 @@ quizzes and exercises restate the words of what they ask about but answer nothin
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
 
-from core.answer.blocks import Block, list_items, parse_blocks, rarity, render_block
+from core.answer.blocks import rarity, render_block
 from core.answer.links import shown_links
-from core.answer.sentences import looks_like_code, split_prose
+from core.answer.prescription import prescription
+from core.answer.sentences import looks_like_code
+from core.answer.units import ASKING_WORD, Unit, read_units, unit_terms
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
 from core.retrieval.retriever import CosineFn
-from core.retrieval.terms import STOPWORDS, content_terms
+from core.retrieval.terms import content_terms
 
 #: Characters of prose after which an answer adds no more parts, and up to which one part takes
 #: the passage's next step (a lead-in's list or command, an example, "For that, use ...").
@@ -57,8 +56,6 @@ RUNNER_UP_RATIO = 0.8
 MIN_NEW_COVERAGE = 0.1
 #: ...and scores at least this share of the best block.
 EXTRA_RATIO = 0.6
-#: A paragraph longer than this is quoted by its best sentences, not whole.
-LONG_PARAGRAPH = 450
 #: Block score weights: question terms held (IDF-weighted), word pairs, the chunk's relevance,
 #: its heading naming the asked thing, early position in the chunk, retrieval rank, and a
 #: penalty for a fragment (cut mid-sentence or unfenced code) or a block that asks (``_asks``:
@@ -86,151 +83,30 @@ W_TYPED = 0.1
 SEMANTIC_DEPTH = 12
 
 
-#: Multiple-choice options ("a) Local planner b) Global planner").
-_CHOICE_A = re.compile(r"(?:^|\s)[aA]\)\s")
-_CHOICE_B = re.compile(r"\s[bB]\)\s")
-#: An exercise's task: prose opening with the verbs assignments use ("Explain the difference
-#: between ...", "1. **Conceptual understanding**: Compare ..."), capitalised as a sentence
-#: starts ("EXPLAIN ANALYZE" is SQL). Docs never open a paragraph or a list with them (none of
-#: fastapi-docs', uv-docs' or gazebo-docs'); textbooks do, in exercises.
-_TASK = re.compile(
-    r"^\W*(?:\d+[.)]\s*)?(?:\*\*[^*\n]{1,60}\*\*\s*:?\s*)?(?:Explain|Discuss|Compare|Contrast|Justify"
-    r"|Evaluate|Analy[sz]e|Describe)\s+(?:the|how|why|what|when|a|an|your|each|one|two|three)\b")
-
-#: A heading that names an exercise or a quiz ("Exercise 2.3: Morphology", "Exercises", "Lab
-#: Exercises", "Quiz 2", "Review Questions"), as a page title or a section in its heading path: what
-#: its section says asks ("Design a mechanical system where ...", "Research one example of ...")
-#: rather than explains, whatever its verbs. The word ends the heading, or only a number or a
-#: colon and a title follow it, and no verb leads to it: "Quiz settings" and "Creating quizzes"
-#: (a product's pages) are no quiz. Textbooks' headings, in English; "Assessment" is left out, as
-#: a syllabus's grading sits under it.
-_ASKING_NAMES = r"(?:exercises?|quiz(?:zes)?|homework|review\s+questions)"
-_ASKING_HEADING = re.compile(
-    rf"(?:^|>)\s*(?:\d[\d.]*\s*)?(?:(?![\w-]*ing\s)[\w-]+\s+){{0,2}}{_ASKING_NAMES}"
-    r"(?:\s*\d[\d.]*)?\s*(?::[^>]*)?(?=>|$)", re.IGNORECASE)
-
 #: A code name typed in a question: a flag ("--frozen"), an identifier with an underscore
 #: ("x_client_id", "IGN_GAZEBO_RESOURCE_PATH") or a call ("Header()").
 _TYPED_NAME = re.compile(r"(?<![\w-])(--?[a-z][\w-]+|[a-z]\w*_\w+|\w+\(\))", re.IGNORECASE)
 
-#: The question asks about exercises or quizzes themselves: their sections then answer.
-_ASKING_WORD = re.compile(rf"\b{_ASKING_NAMES}\b", re.IGNORECASE)
-
-#: Code in prose (`uv sync`) or fenced: a name written in it is written as the tool spells it.
-_CODE = re.compile(r"```.*?```|`[^`\n]+`", re.DOTALL)
-_WORD = re.compile(r"[^\W\d_][\w'-]*")
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
 #: would outweigh the word the question is about.
 _VAGUE = frozenset(content_terms("way ways thing things stuff something anything everything"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Unit:
-    """A quotable block of one chunk, with what scoring needs."""
-
-    chunk: int
-    position: int
-    block: Block
-    terms: frozenset[str]
-    pairs: frozenset[tuple[str, str]]
-    #: The first block under a heading: what comes before it belongs to another section.
-    opens_section: bool = False
-    #: The block asks (a question, a task, quiz options), or most of its chunk does.
-    asks: bool = False
-    #: Prose that starts mid-sentence (``_starts_mid_sentence``).
-    cut: bool = False
-
-
-@lru_cache(maxsize=16_384)
-def _terms(text: str) -> tuple[str, ...]:
-    # Cached: popular chunks come back question after question.
-    return tuple(content_terms(text))
-
-
-def _units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -> list[list[_Unit]]:
-    """Each chunk's blocks, long paragraphs and lists split into sentences and items, no headings.
-
-    Args:
-        chunks: the chunks read.
-        exercises_asked: the question is about exercises or quizzes themselves ("how do i add a
-            quiz to a page?"): a section under such a heading then answers rather than asks.
-    """
-    out: list[list[_Unit]] = []
-    in_code = frozenset(_WORD.findall(" ".join(_CODE.findall("\n".join(c.content for c in chunks)))))
-    for ci, chunk in enumerate(chunks):
-        units: list[_Unit] = []
-        heading = False
-        for block in parse_blocks(chunk.content):
-            if block.kind == "heading":
-                heading = True
-                continue
-            if block.is_unreadable:
-                # Never quoted: what introduced it is left with nothing to introduce, and
-                # what follows it is no body of the prose before it.
-                if units and units[-1].block.is_lead_in:
-                    units.pop()
-                heading = True
-                continue
-            if block.kind == "para" and not shown_links(block.text, page_url=chunk.url).strip():
-                continue  # only a picture chat cannot show
-            pieces = [block]
-            if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:
-                pieces = [Block("para", s) for s in split_prose(block.text)]
-            elif block.kind == "list" and len(block.text) > LONG_PARAGRAPH:
-                pieces = list_items(block)  # a long list is read item by item, like sentences
-            for piece in pieces:
-                terms = _terms(piece.text)
-                pairs = frozenset(itertools.pairwise(terms))
-                units.append(_Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
-                                   pairs=pairs, opens_section=heading, asks=_asks(piece),
-                                   cut=_starts_mid_sentence(piece, in_code)))
-                heading = False
-        heading_path = f"{chunk.title} > {chunk.section}"
-        set_work = not exercises_asked and _ASKING_HEADING.search(heading_path) is not None
-        if units and (set_work or 2 * sum(u.asks for u in units) > len(units)):  # a quiz, an exercise
-            units = [dataclasses.replace(u, asks=True) for u in units]
-        out.append(units)
-    return out
-
-
-def _starts_mid_sentence(block: Block, in_code: frozenset[str]) -> bool:
-    """Prose that starts in lower case where no name does: a chunk's cut first words.
-
-    "resolution is often ...", "and then ..." read badly alone; "uv sync ..." or "pip ..."
-    starts a whole sentence with a name the pages write in lower case. A first word counts as
-    such a name only when the read chunks write it in code too (`uv lock`), and it is no
-    function word.
-    """
-    if block.kind != "para" or not block.text[:1].islower():
-        return False
-    first = _WORD.match(block.text.replace("\u2019", "'"))
-    return first is None or first[0].lower() in STOPWORDS or first[0].removesuffix("'s") not in in_code
-
-
-def _asks(block: Block) -> bool:
-    """A question, multiple-choice options or an exercise's task: what a quiz asks, not an answer."""
-    if block.kind not in ("para", "list"):
-        return False
-    text = block.text.rstrip().rstrip("*_\"')").rstrip()
-    choices = _CHOICE_A.search(block.text) is not None and _CHOICE_B.search(block.text) is not None
-    return text.endswith("?") or _TASK.match(text) is not None or choices
-
-
-def _weights(question_terms: frozenset[str], units: Sequence[_Unit]) -> dict[str, float]:
+def _weights(question_terms: frozenset[str], units: Sequence[Unit]) -> dict[str, float]:
     n = max(1, len(units))
     df = {t: sum(1 for u in units if t in u.terms) for t in question_terms}
     return {t: rarity(n, d) for t, d in df.items() if d}
 
 
 def _score(
-    unit: _Unit, chunk: RetrievedChunk, weights: dict[str, float], q_pairs: frozenset[tuple[str, str]]
+    unit: Unit, chunk: RetrievedChunk, weights: dict[str, float], q_pairs: frozenset[tuple[str, str]]
 ) -> float:
     total = sum(weights.values())
     if not total or not unit.terms:
         return 0.0
     overlap = sum(w for t, w in weights.items() if t in unit.terms) / total
     pair_share = len(q_pairs & unit.pairs) / len(q_pairs) if q_pairs else 0.0
-    heading_terms = frozenset(_terms(f"{chunk.title} {chunk.section}"))
+    heading_terms = frozenset(unit_terms(f"{chunk.title} {chunk.section}"))
     heading = sum(w for t, w in weights.items() if t in heading_terms) / total
     text = unit.block.text
     # A fragment (cut mid-sentence, unfenced code) reads badly; a quiz or an exercise restates
@@ -246,7 +122,7 @@ def _score(
             - (W_FRAGMENT if fragment else 0.0))
 
 
-def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[_Unit]:
+def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Unit]:
     """The best unit plus its lead-in and the body it introduces, then what follows in its section.
 
     Blocks sharing the question's words follow while the part is under GROW_CHARS of prose; the
@@ -290,12 +166,12 @@ def _grow(units: Sequence[_Unit], best: int, weights: dict[str, float]) -> list[
     return list(units[start:end])
 
 
-def _same_section(units: Sequence[_Unit], i: int) -> bool:
+def _same_section(units: Sequence[Unit], i: int) -> bool:
     """Whether ``units[i]`` exists and continues the section of the unit before it."""
     return i < len(units) and not units[i].opens_section
 
 
-def _render(selected: Sequence[_Unit], marker: str, focus: frozenset[str], *, page_url: str) -> str:
+def _render(selected: Sequence[Unit], marker: str, focus: frozenset[str], *, page_url: str) -> str:
     """Join blocks as Markdown; the citation ``marker`` goes after the first prose block ("": none).
 
     A merged part's label ("Expected Output") reads as the heading it is, in bold, unless it is
@@ -331,7 +207,7 @@ def _typed_names(question: str) -> list[re.Pattern[str]]:
     return [re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE) for name in names]
 
 
-def _typed_share(unit: _Unit, typed: Sequence[re.Pattern[str]]) -> float:
+def _typed_share(unit: Unit, typed: Sequence[re.Pattern[str]]) -> float:
     """The share of the question's typed code names that ``unit`` writes as they are."""
     if not typed:
         return 0.0
@@ -339,9 +215,9 @@ def _typed_share(unit: _Unit, typed: Sequence[re.Pattern[str]]) -> float:
 
 
 def _ranked(
-    question: str, units: Sequence[_Unit], chunks: Sequence[RetrievedChunk], weights: dict[str, float],
+    question: str, units: Sequence[Unit], chunks: Sequence[RetrievedChunk], weights: dict[str, float],
     q_pairs: frozenset[tuple[str, str]], cosines: CosineFn | None,
-) -> list[tuple[float, _Unit]]:
+) -> list[tuple[float, Unit]]:
     """Units best first: by words, then the best few re-scored with their meaning too."""
     typed = _typed_names(question)
     scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs) + W_TYPED * _typed_share(u, typed), u)
@@ -375,7 +251,7 @@ def choose_excerpts(
         The excerpts' Markdown, best first, each with the ``[n]`` of its chunk; empty when no block
         shares a term with the question.
     """
-    per_chunk = _units(chunks[:max_chunks], exercises_asked=_ASKING_WORD.search(question) is not None)
+    per_chunk = read_units(chunks[:max_chunks], exercises_asked=ASKING_WORD.search(question) is not None)
     everything = [u for units in per_chunk for u in units]
     asked = content_terms(question)
     q_list = [t for t in asked if t not in _VAGUE] or asked
@@ -386,20 +262,25 @@ def choose_excerpts(
         return []
     picker = _Picker(scored=scored, weights=weights, chunk_urls=[c.url for c in chunks[:max_chunks]],
                      max_sources=max_sources)
-    parts: list[list[_Unit]] = []
-    unit: _Unit | None = scored[0][1]
+    parts: list[list[Unit]] = []
+    unit: Unit | None = scored[0][1]
     while unit is not None:
         selected = picker.take(chunks[unit.chunk].url, _grow(per_chunk[unit.chunk], unit.position, weights))
         if selected:
             parts.append(selected)
         unit = picker.next_part()
+    if parts:
+        # An answer retelling the problem gets the page's step that acts on it.
+        fix = prescription(question, parts, scored, per_chunk, [c.url for c in chunks[:max_chunks]])
+        if fix:
+            parts.append(fix)
     return _assemble(parts, chunks, frozenset(weights))
 
 
-def _assemble(parts: Sequence[Sequence[_Unit]], chunks: Sequence[RetrievedChunk], focus: frozenset[str]
+def _assemble(parts: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChunk], focus: frozenset[str]
               ) -> list[str]:
     """Render the parts best first; a part going on where an earlier one stopped joins it, cited once."""
-    passages: list[list[_Unit]] = []
+    passages: list[list[Unit]] = []
     for part in parts:
         for passage in passages:
             if _adjoin(passage, part):
@@ -413,7 +294,7 @@ def _assemble(parts: Sequence[Sequence[_Unit]], chunks: Sequence[RetrievedChunk]
     return [text for text in rendered if text]
 
 
-def _adjoin(before: Sequence[_Unit], after: Sequence[_Unit]) -> bool:
+def _adjoin(before: Sequence[Unit], after: Sequence[Unit]) -> bool:
     """Whether ``after`` goes on, in its section, right where ``before`` stops."""
     # A label ending a part is left out of it (``_render``): what follows it is no going on.
     last, first = before[-1], after[0]
@@ -430,7 +311,7 @@ class _Picker:
     that, the best block not yet quoted that scores almost as well as the first.
     """
 
-    def __init__(self, *, scored: Sequence[tuple[float, _Unit]], weights: dict[str, float],
+    def __init__(self, *, scored: Sequence[tuple[float, Unit]], weights: dict[str, float],
                  chunk_urls: Sequence[str], max_sources: int) -> None:
         self.scored = scored
         self.chunk_urls = chunk_urls
@@ -444,7 +325,7 @@ class _Picker:
         self.covered: set[str] = set()
         self.size = 0
 
-    def take(self, url: str, grown: Sequence[_Unit]) -> list[_Unit]:
+    def take(self, url: str, grown: Sequence[Unit]) -> list[Unit]:
         """Record ``grown`` (from page ``url``) as quoted; return the blocks not quoted before."""
         for unit in grown:
             self.chosen.add((unit.chunk, unit.position))
@@ -455,13 +336,13 @@ class _Picker:
         self.size += sum(len(u.block.text) for u in selected if u.block.kind != "code")
         return selected
 
-    def next_part(self) -> _Unit | None:
+    def next_part(self) -> Unit | None:
         """The next block worth quoting, or None when the answer is complete or long enough."""
         if self.size >= EXCERPT_CHARS:
             return None
-        best: _Unit | None = None
+        best: Unit | None = None
         best_gain = 0.0
-        runner_up: _Unit | None = None
+        runner_up: Unit | None = None
         for score, unit in self.scored:
             if score < EXTRA_RATIO * self.top:
                 break
@@ -480,7 +361,7 @@ class _Picker:
         return best
 
 
-def _unseen(selected: Sequence[_Unit], quoted: set[str]) -> list[_Unit]:
+def _unseen(selected: Sequence[Unit], quoted: set[str]) -> list[Unit]:
     """Drop blocks already quoted (pages repeat a note; chunks overlap), remembering the rest."""
     kept = []
     for unit in selected:

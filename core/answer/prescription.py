@@ -1,0 +1,82 @@
+"""The step that acts: a sentence naming the setting, option or call that does what was asked.
+
+People describe their problem in their own words, and the passage sharing the most of
+them is often the page's description of that problem ("the server doesn't know it is
+behind a trusted proxy, so it won't interpret those headers"); the page's fix is a
+shorter sentence sharing few of the words: "By setting `--proxy-headers` ...", "you can
+use `root_path` to ...". When an answer prescribes nothing, the best-scoring prescription
+of the answer's first page joins it. A prescription is prose that names, in code,
+something the question does not, with a verb of doing ("use", "set", "you can", "pass").
+English words of how docs instruct; no corpus, no question's words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from core.answer.units import CODE, WORD, Unit
+
+#: A prescription is quoted when it scores at least this share of the answer's best block
+#: (0.6, the share a further part needs, added 5 facts and 2 follow-up facts over the fifteen
+#: sets instead of 8 and 3; BENCHMARKS.md, thirteenth pass).
+PRESCRIPTION_RATIO = 0.5
+#: A longer paragraph is an explanation that happens to name something, not the step itself.
+PRESCRIPTION_CHARS = 450
+
+#: How docs tell the reader to do something: a modal addressed to them, a passive "can be
+#: set", or an imperative or gerund of the verbs that apply a setting.
+_DOING = re.compile(
+    r"\b(?:you\s+(?:can|could|should|may|must|need\s+to|have\s+to|will\s+need\s+to)"
+    r"|can\s+be\s+(?:used|set|passed|enabled|disabled|configured|changed|overridden|added)"
+    r"|use|using|set|setting|pass|passing|add|adding|enable|disable|configure|opt\s+in|run|call"
+    r"|specify|provide|via|with\s+the)\b", re.IGNORECASE)
+
+
+def _new_code_words(unit: Unit, asked: frozenset[str]) -> frozenset[str]:
+    """Words the unit writes in code that the question does not use."""
+    code = " ".join(CODE.findall(unit.block.text))
+    return frozenset(w.lower() for w in WORD.findall(code)) - asked
+
+
+def prescribes(unit: Unit, asked: frozenset[str]) -> bool:
+    """Whether ``unit`` tells the reader to use something, in code, the question (``asked``) does not name."""
+    return (unit.block.kind in ("para", "list") and not unit.asks and not unit.cut
+            and bool(_new_code_words(unit, asked)) and _DOING.search(unit.block.text) is not None)
+
+
+def prescription(
+    question: str, parts: Sequence[Sequence[Unit]], scored: Sequence[tuple[float, Unit]],
+    per_chunk: Sequence[Sequence[Unit]], urls: Sequence[str],
+) -> list[Unit]:
+    """The prescription to add to an answer made of ``parts``: none when the answer already has one.
+
+    Args:
+        question: what was asked (already cleaned for search).
+        parts: the answer's parts so far, best first (not empty).
+        scored: every unit read, best first, with its score.
+        per_chunk: the units of each chunk read, in order.
+        urls: the page of each chunk read.
+
+    Returns:
+        The prescribing unit of the first part's page that scores best, with the list, code or
+        table it introduces; empty when nothing qualifies.
+    """
+    asked = frozenset(w.lower() for w in WORD.findall(question))
+    if any(prescribes(u, asked) for part in parts for u in part):
+        return []
+    chosen = {(u.chunk, u.position) for part in parts for u in part}
+    page = urls[parts[0][0].chunk]
+    floor = PRESCRIPTION_RATIO * scored[0][0]
+    for score, unit in scored:
+        if score < floor:
+            break
+        if ((unit.chunk, unit.position) in chosen or urls[unit.chunk] != page
+                or len(unit.block.text) > PRESCRIPTION_CHARS or not prescribes(unit, asked)):
+            continue
+        units = per_chunk[unit.chunk]
+        end = unit.position + 1
+        if end < len(units) and units[end].block.is_body and not units[end].opens_section:
+            end += 1  # "set it in `pyproject.toml`:" comes with what it introduces
+        return [u for u in units[unit.position:end] if (u.chunk, u.position) not in chosen]
+    return []

@@ -1,0 +1,148 @@
+"""A chunk's quotable blocks, with what the excerpt's scoring needs to know of each.
+
+Headings are left out (they label, they do not answer); long paragraphs and lists are read
+sentence by sentence and item by item; each unit records whether it opens a section, asks
+(a question, quiz options, an exercise's task) or starts mid-sentence (a chunk's cut first
+words). Pure functions over the retrieved chunks' Markdown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from core.answer.blocks import Block, list_items, parse_blocks
+from core.answer.links import shown_links
+from core.answer.sentences import split_prose
+from core.models import RetrievedChunk
+from core.retrieval.terms import STOPWORDS, content_terms
+
+#: A paragraph longer than this is quoted by its best sentences, not whole.
+LONG_PARAGRAPH = 450
+
+#: Multiple-choice options ("a) Local planner b) Global planner").
+_CHOICE_A = re.compile(r"(?:^|\s)[aA]\)\s")
+_CHOICE_B = re.compile(r"\s[bB]\)\s")
+#: An exercise's task: prose opening with the verbs assignments use ("Explain the difference
+#: between ...", "1. **Conceptual understanding**: Compare ..."), capitalised as a sentence
+#: starts ("EXPLAIN ANALYZE" is SQL). Docs never open a paragraph or a list with them (none of
+#: fastapi-docs', uv-docs' or gazebo-docs'); textbooks do, in exercises.
+_TASK = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:\*\*[^*\n]{1,60}\*\*\s*:?\s*)?(?:Explain|Discuss|Compare|Contrast|Justify"
+    r"|Evaluate|Analy[sz]e|Describe)\s+(?:the|how|why|what|when|a|an|your|each|one|two|three)\b")
+
+#: A heading that names an exercise or a quiz ("Exercise 2.3: Morphology", "Exercises", "Lab
+#: Exercises", "Quiz 2", "Review Questions"), as a page title or a section in its heading path: what
+#: its section says asks ("Design a mechanical system where ...", "Research one example of ...")
+#: rather than explains, whatever its verbs. The word ends the heading, or only a number or a
+#: colon and a title follow it, and no verb leads to it: "Quiz settings" and "Creating quizzes"
+#: (a product's pages) are no quiz. Textbooks' headings, in English; "Assessment" is left out, as
+#: a syllabus's grading sits under it.
+_ASKING_NAMES = r"(?:exercises?|quiz(?:zes)?|homework|review\s+questions)"
+_ASKING_HEADING = re.compile(
+    rf"(?:^|>)\s*(?:\d[\d.]*\s*)?(?:(?![\w-]*ing\s)[\w-]+\s+){{0,2}}{_ASKING_NAMES}"
+    r"(?:\s*\d[\d.]*)?\s*(?::[^>]*)?(?=>|$)", re.IGNORECASE)
+
+
+#: The question asks about exercises or quizzes themselves: their sections then answer.
+ASKING_WORD = re.compile(rf"\b{_ASKING_NAMES}\b", re.IGNORECASE)
+
+#: Code in prose (`uv sync`) or fenced: a name written in it is written as the tool spells it.
+CODE = re.compile(r"```.*?```|`[^`\n]+`", re.DOTALL)
+WORD = re.compile(r"[^\W\d_][\w'-]*")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unit:
+    """A quotable block of one chunk, with what scoring needs."""
+
+    chunk: int
+    position: int
+    block: Block
+    terms: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+    #: The first block under a heading: what comes before it belongs to another section.
+    opens_section: bool = False
+    #: The block asks (a question, a task, quiz options), or most of its chunk does.
+    asks: bool = False
+    #: Prose that starts mid-sentence (``starts_mid_sentence``).
+    cut: bool = False
+
+
+@lru_cache(maxsize=16_384)
+def unit_terms(text: str) -> tuple[str, ...]:
+    # Cached: popular chunks come back question after question.
+    return tuple(content_terms(text))
+
+
+def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -> list[list[Unit]]:
+    """Each chunk's blocks, long paragraphs and lists split into sentences and items, no headings.
+
+    Args:
+        chunks: the chunks read.
+        exercises_asked: the question is about exercises or quizzes themselves ("how do i add a
+            quiz to a page?"): a section under such a heading then answers rather than asks.
+    """
+    out: list[list[Unit]] = []
+    in_code = frozenset(WORD.findall(" ".join(CODE.findall("\n".join(c.content for c in chunks)))))
+    for ci, chunk in enumerate(chunks):
+        units: list[Unit] = []
+        heading = False
+        for block in parse_blocks(chunk.content):
+            if block.kind == "heading":
+                heading = True
+                continue
+            if block.is_unreadable:
+                # Never quoted: what introduced it is left with nothing to introduce, and
+                # what follows it is no body of the prose before it.
+                if units and units[-1].block.is_lead_in:
+                    units.pop()
+                heading = True
+                continue
+            if block.kind == "para" and not shown_links(block.text, page_url=chunk.url).strip():
+                continue  # only a picture chat cannot show
+            pieces = [block]
+            if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:
+                pieces = [Block("para", s) for s in split_prose(block.text)]
+            elif block.kind == "list" and len(block.text) > LONG_PARAGRAPH:
+                pieces = list_items(block)  # a long list is read item by item, like sentences
+            for piece in pieces:
+                terms = unit_terms(piece.text)
+                pairs = frozenset(itertools.pairwise(terms))
+                units.append(Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
+                                   pairs=pairs, opens_section=heading, asks=is_asking(piece),
+                                   cut=starts_mid_sentence(piece, in_code)))
+                heading = False
+        heading_path = f"{chunk.title} > {chunk.section}"
+        set_work = not exercises_asked and _ASKING_HEADING.search(heading_path) is not None
+        if units and (set_work or 2 * sum(u.asks for u in units) > len(units)):  # a quiz, an exercise
+            units = [dataclasses.replace(u, asks=True) for u in units]
+        out.append(units)
+    return out
+
+
+def starts_mid_sentence(block: Block, in_code: frozenset[str]) -> bool:
+    """Prose that starts in lower case where no name does: a chunk's cut first words.
+
+    "resolution is often ...", "and then ..." read badly alone; "uv sync ..." or "pip ..."
+    starts a whole sentence with a name the pages write in lower case. A first word counts as
+    such a name only when the read chunks write it in code too (`uv lock`), and it is no
+    function word.
+    """
+    if block.kind != "para" or not block.text[:1].islower():
+        return False
+    first = WORD.match(block.text.replace("\u2019", "'"))
+    return first is None or first[0].lower() in STOPWORDS or first[0].removesuffix("'s") not in in_code
+
+
+def is_asking(block: Block) -> bool:
+    """A question, multiple-choice options or an exercise's task: what a quiz asks, not an answer."""
+    if block.kind not in ("para", "list"):
+        return False
+    text = block.text.rstrip().rstrip("*_\"')").rstrip()
+    choices = _CHOICE_A.search(block.text) is not None and _CHOICE_B.search(block.text) is not None
+    return text.endswith("?") or _TASK.match(text) is not None or choices

@@ -1,0 +1,67 @@
+"""An answer that retells the problem gets the page's step that acts on it (``core.answer.prescription``)."""
+
+from __future__ import annotations
+
+from core.answer.blocks import Block
+from core.answer.excerpt import choose_excerpts
+from core.answer.prescription import prescribes
+from core.answer.units import Unit
+from core.models import RetrievedChunk
+
+QUESTION = "our gateway adds forwarding headers but the app builds links with the internal host. how do i fix it?"
+
+#: The page describes the problem in the question's words, then gives the fix in few of them.
+PROBLEM = (
+    "A gateway in front of the app adds forwarding headers to every request, naming the public "
+    "host and scheme the client used. The app does not read these headers by default, so it "
+    "builds links with the internal host it listens on.\n\n"
+    "That is a safe default: an app reachable without the gateway would otherwise believe any "
+    "client that sends such headers itself."
+)
+FIX = "Run the server with `--trust-forwarded` so the app reads the forwarding headers of the gateway."
+
+
+def chunk(n: int, content: str, *, page: int | None = None, score: float = 0.8) -> RetrievedChunk:
+    page = n if page is None else page
+    return RetrievedChunk(
+        chunk_id=f"c{n}", content=content, score=score, url=f"https://docs.example/p{page}",
+        title=f"Page {page}", section=f"Page {page} > Part {n}", chunk_index=n, source_document=f"p{page}.md",
+    )
+
+
+def unit(text: str, *, kind: str = "para", asks: bool = False) -> Unit:
+    return Unit(chunk=0, position=0, block=Block(kind, text),  # type: ignore[arg-type]
+                terms=frozenset(), pairs=frozenset(), asks=asks)
+
+
+def test_the_fix_on_the_same_page_joins_an_answer_that_only_retells_the_problem() -> None:
+    chunks = [chunk(1, PROBLEM, page=1), chunk(2, f"{FIX}\n\n```\nserve --trust-forwarded 10.0.0.5\n```", page=1)]
+    answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
+    assert "internal host" in answer  # the problem, still first
+    assert "`--trust-forwarded`" in answer
+    assert "serve --trust-forwarded 10.0.0.5" in answer  # with the command it introduces
+    assert answer.index("internal host") < answer.index("--trust-forwarded")
+
+
+def test_a_fix_on_another_page_is_not_added() -> None:
+    chunks = [chunk(1, PROBLEM, page=1), chunk(2, FIX, page=2, score=0.7)]
+    answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
+    assert "--trust-forwarded" not in answer
+
+
+def test_an_answer_that_already_prescribes_gets_nothing_more() -> None:
+    told = PROBLEM.replace("That is", "To fix it, set `forwarded_headers = true` in the app's settings.\n\nThat is")
+    chunks = [chunk(1, told, page=1), chunk(2, FIX, page=1)]
+    answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
+    assert "forwarded_headers" in answer
+    assert "--trust-forwarded" not in answer
+
+
+def test_a_prescription_names_something_in_code_the_question_does_not_with_a_verb_of_doing() -> None:
+    asked = frozenset({"how", "do", "i", "use", "proxy_mode"})
+    assert prescribes(unit("You can set `proxy_headers` to read them."), asked)
+    assert prescribes(unit("* Pass `--workers 4` to run four processes."), asked)
+    assert not prescribes(unit("You can set `proxy_mode` to read them."), asked)  # the question's own name
+    assert not prescribes(unit("The `proxy_headers` flag was added in 2.1."), asked)  # no verb of doing
+    assert not prescribes(unit("Can you set `proxy_headers` here?", asks=True), asked)  # asks, answers nothing
+    assert not prescribes(unit("use `proxy_headers`", kind="code"), asked)  # code is what prose introduces
