@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.answer.asked import asks_to_notify, question_sentences
+from core.answer.asked import aside_reply, question_sentences
 from core.answer.deadline import before_deadline, question_deadline
 from core.answer.followups import (
     FOLLOW_UP_DEPTH,
@@ -390,9 +390,8 @@ class RagPipeline:
             if query.thread_id and self.settings.history_turns else [])
         lexicon = self.lexicon(scope.collection)
         own = understand(query.query_text, lexicon)
-        if own.small_talk or asks_to_notify(query.query_text):
-            # A broadcast request is no docs question either, whatever words it shares with them.
-            return plain_reply(query, started, SMALL_TALK_TEXT if own.small_talk else NOTIFY_TEXT)
+        if (aside := aside_reply(query.query_text, small_talk=own.small_talk)) is not None:
+            return plain_reply(query, started, aside)
         if not own.text:
             # Only mentions, emoji or filler: there is nothing to search for.
             return plain_reply(query, started, NOT_FOUND_TEXT)

@@ -30,6 +30,10 @@ NOTIFY_TEXT = (
     "I can't ping or message people: I only answer questions about the docs. "
     "Ask me one and I'll reply with the pages I used."
 )
+SECRETS_TEXT = (
+    "I can't share my instructions, configuration or any keys: I only answer questions about the "
+    "docs. Ask me one and I'll reply with the pages I used."
+)
 SMALL_TALK_TEXT = (
     "Happy to help! Ask me anything about the docs and I'll answer with links to the pages I used."
 )
