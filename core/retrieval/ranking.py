@@ -215,8 +215,9 @@ def title_boost(
 #: chapter ("1.1.7 Running your first simulation") is not one, nor a bare "2.1" (a section
 #: number): a version heading has a "v", three parts or a date.
 _VERSION_HEADING = re.compile(
-    r"\[?(?P<prefix>v|version\s*)?(?P<number>\d+(?:\.\d+)+)(?:[-+][0-9a-z.]+)?\]?"
-    r"(?P<date>\s*(?:\([^)]*\)|[-\u2013\u2014/]\s*\d{4}-\d\d-\d\d))?",
+    r"(?P<name>[a-z][\w.]*(?:\s+|-))?\[?(?P<prefix>v|version\s*)?(?P<number>\d+(?:\.\d+)+)(?:[-+][0-9a-z.]+)?\]?"
+    r"(?P<date>\s*(?:\([^)]*\)|[-\u2013\u2014/]\s*\d{4}-\d\d-\d\d))?"
+    r"(?P<title>(?::|\s+[-\u2013\u2014])\s+.*|\s+release(?:\s+notes)?)?",
     re.IGNORECASE)
 #: A question that asks about versions wants the changelog ("which version added ...").
 _ASKS_VERSIONS = re.compile(r"\b(?:versions?|releases?|changelog|v?\d+\.\d+)\b", re.IGNORECASE)
@@ -230,7 +231,9 @@ def is_changelog(section: str) -> bool:
     """Whether a chunk's heading path (``Title > Section``) runs through a version-number heading."""
     for heading in section.split(">"):
         match = _VERSION_HEADING.fullmatch(heading.strip())
-        if match is not None and (match["prefix"] or match["date"] or match["number"].count(".") >= 2):
+        if match is None or (match["title"] and not match["name"]):
+            continue  # "1.2.3: Setup" is a numbered chapter; "pytest-2.3.5: bug fixes" a release
+        if match["prefix"] or match["date"] or match["number"].count(".") >= 2:
             return True
     return False
 

@@ -224,6 +224,11 @@ def test_a_heading_naming_the_distinctive_terms_moves_up() -> None:
     ("Notes > Version 1.2 \u2014 2024-05-01", True),
     ("Changelog > 0.4.0-beta.1", True),
     ("Guide > 2.1", False),  # a section number
+    ("Changelog > pytest 9.1.1 (2026-06-19) > Bug fixes", True),  # towncrier: the name, then the version
+    ("mytool-2.3.5: bug fixes and little improvements", True),  # a release announcement
+    ("mytool 0.4.0", True),
+    ("Chapter 2 > 1.2.3: Setup", False),  # a numbered chapter with a colon
+    ("Guide > Python 3.12.1 support", False),
 ])
 def test_a_changelog_entry_is_a_section_titled_by_a_version(section: str, changelog: bool) -> None:
     from core.retrieval.ranking import is_changelog
