@@ -213,9 +213,12 @@ def title_boost(
 #: A heading that is a version number, alone or with a date: "0.51.0 (2020-03-01)", "v2.1",
 #: "[1.0.0] - 2017-06-20" (Keep a Changelog), "Version 1.2 \u2014 2024-05-01". A numbered
 #: chapter ("1.1.7 Running your first simulation") is not one, nor a bare "2.1" (a section
-#: number): a version heading has a "v", three parts or a date.
+#: number): a version heading has a "v", three parts or a date. The product's name may come
+#: first ("pytest 9.1.1 (2026-06-19)", towncrier's form; "mytool-2.3.5: bug fixes", an
+#: announcement, whose title after a colon or dash only a named release may have).
 _VERSION_HEADING = re.compile(
-    r"(?P<name>[a-z][\w.]*(?:\s+|-))?\[?(?P<prefix>v|version\s*)?(?P<number>\d+(?:\.\d+)+)(?:[-+][0-9a-z.]+)?\]?"
+    r"(?P<name>(?!v\d|version\b)[a-z][\w.]*(?:\s+|-))?"
+    r"\[?(?P<prefix>v|version\s*)?(?P<number>\d+(?:\.\d+)+)(?:[-+][0-9a-z.]+)?\]?"
     r"(?P<date>\s*(?:\([^)]*\)|[-\u2013\u2014/]\s*\d{4}-\d\d-\d\d))?"
     r"(?P<title>(?::|\s+[-\u2013\u2014])\s+.*|\s+release(?:\s+notes)?)?",
     re.IGNORECASE)

@@ -8,7 +8,8 @@ from core.answer.prescription import prescribes
 from core.answer.units import Unit
 from core.models import RetrievedChunk
 
-QUESTION = "our gateway adds forwarding headers but the app builds links with the internal host. how do i fix it?"
+QUESTION = ("our gateway adds forwarding headers but the app builds links with the internal host. "
+            "how do i fix it?")
 
 #: The page describes the problem in the question's words, then gives the fix in few of them.
 PROBLEM = (
@@ -35,7 +36,8 @@ def unit(text: str, *, kind: str = "para", asks: bool = False) -> Unit:
 
 
 def test_the_fix_on_the_same_page_joins_an_answer_that_only_retells_the_problem() -> None:
-    chunks = [chunk(1, PROBLEM, page=1), chunk(2, f"{FIX}\n\n```\nserve --trust-forwarded 10.0.0.5\n```", page=1)]
+    command = "```\nserve --trust-forwarded 10.0.0.5\n```"
+    chunks = [chunk(1, PROBLEM, page=1), chunk(2, f"{FIX}\n\n{command}", page=1)]
     answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
     assert "internal host" in answer  # the problem, still first
     assert "`--trust-forwarded`" in answer
@@ -50,7 +52,8 @@ def test_a_fix_on_another_page_is_not_added() -> None:
 
 
 def test_an_answer_that_already_prescribes_gets_nothing_more() -> None:
-    told = PROBLEM.replace("That is", "To fix it, set `forwarded_headers = true` in the app's settings.\n\nThat is")
+    fixed = "To fix it, set `forwarded_headers = true` in the app's settings."
+    told = PROBLEM.replace("That is", f"{fixed}\n\nThat is")
     chunks = [chunk(1, told, page=1), chunk(2, FIX, page=1)]
     answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
     assert "forwarded_headers" in answer
@@ -63,5 +66,5 @@ def test_a_prescription_names_something_in_code_the_question_does_not_with_a_ver
     assert prescribes(unit("* Pass `--workers 4` to run four processes."), asked)
     assert not prescribes(unit("You can set `proxy_mode` to read them."), asked)  # the question's own name
     assert not prescribes(unit("The `proxy_headers` flag was added in 2.1."), asked)  # no verb of doing
-    assert not prescribes(unit("Can you set `proxy_headers` here?", asks=True), asked)  # asks, answers nothing
+    assert not prescribes(unit("Can you set `proxy_headers` here?", asks=True), asked)  # asks only
     assert not prescribes(unit("use `proxy_headers`", kind="code"), asked)  # code is what prose introduces
