@@ -15,7 +15,9 @@ heading path names the asked thing, and (when the local model is at hand) the de
 similarity of question and block, so meaning counts where the words differ. A block that
 asks (a question, quiz options, an exercise's task), or any block of a chunk mostly made of
 them or under an exercise's or a quiz's heading, is scored down like a fragment: textbooks'
-quizzes and exercises restate the words of what they ask about but answer nothing.
+quizzes and exercises restate the words of what they ask about but answer nothing. An answer
+that only retells the problem gets its first page's sentence that says what to use
+(``core.answer.prescription``).
 """
 
 from __future__ import annotations
@@ -271,7 +273,8 @@ def choose_excerpts(
         unit = picker.next_part()
     if parts:
         # An answer retelling the problem gets the page's step that acts on it.
-        fix = prescription(question, parts, scored, per_chunk, [c.url for c in chunks[:max_chunks]])
+        fix = _unseen(prescription(question, parts, scored, per_chunk, [c.url for c in chunks[:max_chunks]]),
+                      picker.quoted)
         if fix:
             parts.append(fix)
     return _assemble(parts, chunks, frozenset(weights))

@@ -21,7 +21,7 @@ from core.answer.units import CODE, WORD, Unit
 #: (0.6, the share a further part needs, added 5 facts and 2 follow-up facts over the fifteen
 #: sets instead of 8 and 3; BENCHMARKS.md, thirteenth pass).
 PRESCRIPTION_RATIO = 0.5
-#: A longer paragraph is an explanation that happens to name something, not the step itself.
+#: A sentence or list item this long explains and happens to name something; a step is shorter.
 PRESCRIPTION_CHARS = 450
 
 #: How docs tell the reader to do something: a modal addressed to them, a passive "can be
@@ -76,7 +76,9 @@ def prescription(
             continue
         units = per_chunk[unit.chunk]
         end = unit.position + 1
-        if end < len(units) and units[end].block.is_body and not units[end].opens_section:
-            end += 1  # "set it in `pyproject.toml`:" comes with what it introduces
-        return [u for u in units[unit.position:end] if (u.chunk, u.position) not in chosen]
+        body = (end < len(units) and units[end].block.is_body and not units[end].opens_section
+                and unit.block.kind == "para")  # a list's next item is no body of the one before
+        if unit.block.is_lead_in and not body:
+            continue  # "set it in `pyproject.toml`:" without what it introduces says nothing
+        return [u for u in units[unit.position:end + int(body)] if (u.chunk, u.position) not in chosen]
     return []

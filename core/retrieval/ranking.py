@@ -214,14 +214,21 @@ def title_boost(
 #: "[1.0.0] - 2017-06-20" (Keep a Changelog), "Version 1.2 \u2014 2024-05-01". A numbered
 #: chapter ("1.1.7 Running your first simulation") is not one, nor a bare "2.1" (a section
 #: number): a version heading has a "v", three parts or a date. The product's name may come
-#: first ("pytest 9.1.1 (2026-06-19)", towncrier's form; "mytool-2.3.5: bug fixes", an
-#: announcement, whose title after a colon or dash only a named release may have).
+#: first, then with a dated release ("pytest 9.1.1 (2026-06-19)", towncrier's form) or an
+#: announcement's title ("mytool-2.3.5: bug fixes", "Django 4.2 release notes"): "Ubuntu 22.04
+#: (Jammy Jellyfish)", "Python 3.10.0" and "OAuth 2.0 (PKCE)" name what a page is about.
 _VERSION_HEADING = re.compile(
-    r"(?P<name>(?!v\d|version\b)[a-z][\w.]*(?:\s+|-))?"
-    r"\[?(?P<prefix>v|version\s*)?(?P<number>\d+(?:\.\d+)+)(?:[-+][0-9a-z.]+)?\]?"
+    r"(?P<name>(?!v\d|version\b)[a-z][\w.-]*?(?:\s+|-))?"
+    r"\[?(?P<prefix>v|version\s*)?(?P<number>\d+(?:\.\d+)+)(?:[-+][0-9a-z.]+|(?:rc|a|b|dev|post)\d*)?\]?"
     r"(?P<date>\s*(?:\([^)]*\)|[-\u2013\u2014/]\s*\d{4}-\d\d-\d\d))?"
     r"(?P<title>(?::|\s+[-\u2013\u2014])\s+.*|\s+release(?:\s+notes)?)?",
     re.IGNORECASE)
+#: What numbers a book's or a guide's parts: "Chapter 1.2.3: Setup" and "Lab 1.1.2 - Intro" are no releases.
+_PART_NAME = re.compile(
+    r"(?:chapter|section|step|part|lesson|lab|exercise|figure|fig\.?|table|appendix|module|example|unit|week"
+    r"|day|phase|stage|level|task|question|problem|equation|eq\.?|listing|algorithm|theorem|lemma|definition)",
+    re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 #: A question that asks about versions wants the changelog ("which version added ...").
 _ASKS_VERSIONS = re.compile(r"\b(?:versions?|releases?|changelog|v?\d+\.\d+)\b", re.IGNORECASE)
 #: Changelog entries give way only when another candidate is at least this relevant next to
@@ -232,13 +239,20 @@ CHANGELOG_MARGIN = 0.5
 
 def is_changelog(section: str) -> bool:
     """Whether a chunk's heading path (``Title > Section``) runs through a version-number heading."""
-    for heading in section.split(">"):
-        match = _VERSION_HEADING.fullmatch(heading.strip())
-        if match is None or (match["title"] and not match["name"]):
-            continue  # "1.2.3: Setup" is a numbered chapter; "pytest-2.3.5: bug fixes" a release
-        if match["prefix"] or match["date"] or match["number"].count(".") >= 2:
-            return True
-    return False
+    return any(_is_release(heading.strip()) for heading in section.split(">"))
+
+
+def _is_release(heading: str) -> bool:
+    match = _VERSION_HEADING.fullmatch(heading)
+    if match is None:
+        return False
+    if match["name"]:
+        name = match["name"].strip(" -")
+        dated = bool(match["date"]) and _YEAR.search(match["date"]) is not None
+        return not _PART_NAME.fullmatch(name) and (dated or bool(match["title"]))
+    if match["title"] and not (match["prefix"] or match["date"]):
+        return False  # "1.2.3: Setup" is a numbered chapter
+    return bool(match["prefix"] or match["date"] or match["number"].count(".") >= 2)
 
 
 def without_changelog(

@@ -68,3 +68,30 @@ def test_a_prescription_names_something_in_code_the_question_does_not_with_a_ver
     assert not prescribes(unit("The `proxy_headers` flag was added in 2.1."), asked)  # no verb of doing
     assert not prescribes(unit("Can you set `proxy_headers` here?", asks=True), asked)  # asks only
     assert not prescribes(unit("use `proxy_headers`", kind="code"), asked)  # code is what prose introduces
+
+
+def test_code_already_quoted_is_not_quoted_again() -> None:
+    # Chunks overlap: the command the problem's chunk ends with opens the fix's chunk too.
+    command = "```\nserve --trust-forwarded 10.0.0.5\n```"
+    chunks = [chunk(1, f"{PROBLEM}\n\n{command}", page=1), chunk(2, f"{FIX}\n\n{command}", page=1)]
+    answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
+    assert answer.count("serve --trust-forwarded 10.0.0.5") == 1
+
+
+def test_a_prescribing_list_item_comes_without_the_next_item() -> None:
+    items = "\n".join([
+        "* Run the server with `--trust-forwarded` so the app reads the forwarding headers of the gateway.",
+        *(f"* The `--option-{n}` value sets how many workers of kind {n} the server starts at boot."
+          for n in range(6)),
+    ])
+    chunks = [chunk(1, PROBLEM, page=1), chunk(2, items, page=1)]
+    answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
+    assert "`--trust-forwarded`" in answer
+    assert "--option-0" not in answer
+
+
+def test_a_lead_in_whose_command_is_not_read_is_no_prescription() -> None:
+    lead_in = "Run the server with `--trust-forwarded` so the app reads the forwarding headers, like this:"
+    chunks = [chunk(1, PROBLEM, page=1), chunk(2, lead_in, page=1)]
+    answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
+    assert "--trust-forwarded" not in answer

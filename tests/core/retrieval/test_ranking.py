@@ -225,10 +225,21 @@ def test_a_heading_naming_the_distinctive_terms_moves_up() -> None:
     ("Changelog > 0.4.0-beta.1", True),
     ("Guide > 2.1", False),  # a section number
     ("Changelog > pytest 9.1.1 (2026-06-19) > Bug fixes", True),  # towncrier: the name, then the version
+    ("Changelog > pytest 8.0.0rc1 (2024-01-06)", True),
+    ("Changelog > my-plugin 0.23.0 (2023-12-03)", True),
     ("mytool-2.3.5: bug fixes and little improvements", True),  # a release announcement
-    ("mytool 0.4.0", True),
+    ("Releases > Django 4.2 release notes", True),
+    ("v1.2.3 - Bug fixes", True),
+    ("1.2.3 (2024-01-01): Bug fixes", True),
     ("Chapter 2 > 1.2.3: Setup", False),  # a numbered chapter with a colon
+    ("Chapter 1.2.3: Setup", False),
+    ("Lab 1.1.2 - Intro", False),
+    ("Exercise 2.3.1: Morphology", False),
     ("Guide > Python 3.12.1 support", False),
+    ("Install > Ubuntu 22.04 (Jammy Jellyfish)", False),  # what the page is about, not a release
+    ("Install > Python 3.10.0", False),
+    ("Protocols > HTTP 1.1 (RFC 9112)", False),
+    ("Security > OAuth 2.0 (PKCE)", False),
 ])
 def test_a_changelog_entry_is_a_section_titled_by_a_version(section: str, changelog: bool) -> None:
     from core.retrieval.ranking import is_changelog
