@@ -4,9 +4,10 @@ People describe their problem in their own words, and the passage sharing the mo
 them is often the page's description of that problem ("the server doesn't know it is
 behind a trusted proxy, so it won't interpret those headers"); the page's fix is a
 shorter sentence sharing few of the words: "By setting `--proxy-headers` ...", "you can
-use `root_path` to ...". When an answer prescribes nothing, the best-scoring prescription
-of the answer's first page joins it. A prescription is prose that names, in code,
-something the question does not, with a verb of doing ("use", "set", "you can", "pass").
+use `root_path` to ...". When the answer's first passage prescribes nothing, the
+best-scoring prescription of its page joins the answer. A prescription is prose that names,
+in code, something the question does not, with a verb of doing ("you can", "by setting",
+an imperative "use", "set", "pass" where a sentence or clause starts).
 English words of how docs instruct; no corpus, no question's words.
 """
 
@@ -24,13 +25,18 @@ PRESCRIPTION_RATIO = 0.5
 #: A sentence or list item this long explains and happens to name something; a step is shorter.
 PRESCRIPTION_CHARS = 450
 
-#: How docs tell the reader to do something: a modal addressed to them, a passive "can be
-#: set", or an imperative or gerund of the verbs that apply a setting.
+#: How docs tell the reader to do something: a modal addressed to them ("you can"), a passive
+#: "can be set", "by setting ...", or an imperative where a sentence or a clause starts ("Set
+#: `X` to ...", "When deploying, set ...", "or use `--port 5001`", "3. **Add** a job ..."). "Used
+#: by `url_for`", "for use in email" and "works with the `asyncio` backend" describe.
+_VERBS = (r"(?:use|set|pass|add|enable|disable|configure|run|call|specify|install|change|define|create|wrap"
+          r"|decorate|register|import|replace|override|opt\s+in)")
 _DOING = re.compile(
-    r"\b(?:you\s+(?:can|could|should|may|must|need\s+to|have\s+to|will\s+need\s+to)"
-    r"|can\s+be\s+(?:used|set|passed|enabled|disabled|configured|changed|overridden|added)"
-    r"|use|using|set|setting|pass|passing|add|adding|enable|disable|configure|opt\s+in|run|call"
-    r"|specify|provide|via|with\s+the)\b", re.IGNORECASE)
+    r"\byou\s+(?:can|could|should|may|must|need\s+to|have\s+to|will\s+need\s+to)\b"
+    r"|\bcan\s+be\s+(?:used|set|passed|enabled|disabled|configured|changed|overridden|added|installed)\b"
+    r"|\bby\s+(?:using|setting|passing|adding|enabling|disabling|configuring|running|calling|specifying)\b"
+    rf"|(?:^[\s>*+\-\d.)#]*|[.:;,!?]\s+\**|\b(?:or|and|then|just|simply|instead|first|also)\s+){_VERBS}\b",
+    re.IGNORECASE)
 
 
 def _new_code_words(unit: Unit, asked: frozenset[str]) -> frozenset[str]:
@@ -49,7 +55,10 @@ def prescription(
     question: str, parts: Sequence[Sequence[Unit]], scored: Sequence[tuple[float, Unit]],
     per_chunk: Sequence[Sequence[Unit]], urls: Sequence[str],
 ) -> list[Unit]:
-    """The prescription to add to an answer made of ``parts``: none when the answer already has one.
+    """The prescription to add to an answer made of ``parts``: none when its first passage has one.
+
+    Only the first passage counts: a later part's "`samesite` can be set to ..." answers
+    another part of the message, and leaves the main one without its step.
 
     Args:
         question: what was asked (already cleaned for search).
@@ -63,7 +72,7 @@ def prescription(
         table it introduces; empty when nothing qualifies.
     """
     asked = frozenset(w.lower() for w in WORD.findall(question))
-    if any(prescribes(u, asked) for part in parts for u in part):
+    if any(prescribes(u, asked) for u in parts[0]):
         return []
     chosen = {(u.chunk, u.position) for part in parts for u in part}
     page = urls[parts[0][0].chunk]

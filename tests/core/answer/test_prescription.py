@@ -68,6 +68,13 @@ def test_a_prescription_names_something_in_code_the_question_does_not_with_a_ver
     assert not prescribes(unit("The `proxy_headers` flag was added in 2.1."), asked)  # no verb of doing
     assert not prescribes(unit("Can you set `proxy_headers` here?", asks=True), asked)  # asks only
     assert not prescribes(unit("use `proxy_headers`", kind="code"), asked)  # code is what prose introduces
+    assert prescribes(unit("When deploying, set `TRUSTED` to the public names."), asked)  # after a clause
+    assert prescribes(unit("Stop the other program, or use `--port 5001`."), asked)
+    assert prescribes(unit("3. **Add** a `pre_build` job to the config."), asked)
+    assert prescribes(unit("It restarts by setting `reload_dirs`."), asked)
+    # Descriptions that name code are no steps.
+    assert not prescribes(unit("The header is used by `url_for()` for use in emails."), asked)
+    assert not prescribes(unit("It works with the `asyncio` backend too."), asked)
 
 
 def test_code_already_quoted_is_not_quoted_again() -> None:
@@ -95,3 +102,19 @@ def test_a_lead_in_whose_command_is_not_read_is_no_prescription() -> None:
     chunks = [chunk(1, PROBLEM, page=1), chunk(2, lead_in, page=1)]
     answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
     assert "--trust-forwarded" not in answer
+
+
+def test_only_the_answers_first_passage_decides_whether_it_prescribes_already() -> None:
+    # A later part prescribing something else ("`samesite` can be set to ...") leaves the main
+    # passage without its step.
+    from core.answer.prescription import prescription
+    from core.answer.units import read_units
+
+    chunks = [chunk(1, PROBLEM, page=1), chunk(2, FIX, page=1),
+              chunk(3, "The `samesite` option can be set to `lax` for cookies.", page=3)]
+    per_chunk = read_units(chunks)
+    urls = [c.url for c in chunks]
+    first, other = per_chunk[0][:1], per_chunk[2]
+    scored = [(1.0, first[0]), (0.6, per_chunk[1][0]), (0.5, other[0])]
+    assert [u.block.text for u in prescription(QUESTION, [first, other], scored, per_chunk, urls)] == [FIX]
+    assert prescription(QUESTION, [first + per_chunk[1], other], scored, per_chunk, urls) == []
