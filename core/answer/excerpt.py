@@ -275,7 +275,7 @@ def choose_excerpts(
         # An answer retelling the problem gets the page's step that acts on it.
         fix = _unseen(prescription(question, parts, scored, per_chunk, [c.url for c in chunks[:max_chunks]]),
                       picker.quoted)
-        if fix:
+        if fix and not fix[-1].block.is_lead_in:  # its command was quoted already
             parts.append(fix)
     return _assemble(parts, chunks, frozenset(weights))
 

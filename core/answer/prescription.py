@@ -33,7 +33,8 @@ _VERBS = (r"(?:use|set|pass|add|enable|disable|configure|run|call|specify|instal
           r"|decorate|register|import|replace|override|opt\s+in)")
 _DOING = re.compile(
     r"\byou\s+(?:can|could|should|may|must|need\s+to|have\s+to|will\s+need\s+to)\b"
-    r"|\bcan\s+be\s+(?:used|set|passed|enabled|disabled|configured|changed|overridden|added|installed)\b"
+    r"|\b(?:can|should|must)\s+be\s+(?:used|set|passed|enabled|disabled|configured|changed|overridden|added"
+    r"|installed)\b"
     r"|\bby\s+(?:using|setting|passing|adding|enabling|disabling|configuring|running|calling|specifying)\b"
     rf"|(?:^[\s>*+\-\d.)#]*|[.:;,!?]\s+\**|\b(?:or|and|then|just|simply|instead|first|also)\s+){_VERBS}\b",
     re.IGNORECASE)
@@ -45,10 +46,43 @@ def _new_code_words(unit: Unit, asked: frozenset[str]) -> frozenset[str]:
     return frozenset(w.lower() for w in WORD.findall(code)) - asked
 
 
+def _doing(unit: Unit) -> bool:
+    return (unit.block.kind in ("para", "list") and not unit.asks and not unit.cut
+            and _DOING.search(unit.block.text) is not None)
+
+
 def prescribes(unit: Unit, asked: frozenset[str]) -> bool:
     """Whether ``unit`` tells the reader to use something, in code, the question (``asked``) does not name."""
-    return (unit.block.kind in ("para", "list") and not unit.asks and not unit.cut
-            and bool(_new_code_words(unit, asked)) and _DOING.search(unit.block.text) is not None)
+    return _doing(unit) and bool(_new_code_words(unit, asked))
+
+
+def _step(units: Sequence[Unit], i: int, asked: frozenset[str]) -> list[Unit]:
+    """``units[i]`` with the code, list or table it introduces, when together they prescribe; else [].
+
+    "The built-in reloader should be disabled so it does not interfere:" prescribes through the
+    command after it; a list's next item is no body of the one before.
+    """
+    unit = units[i]
+    if not _doing(unit):
+        return []
+    end = i + 1
+    if (unit.block.kind == "para" and end < len(units) and units[end].block.is_body
+            and not units[end].opens_section):
+        end += 1
+    step = list(units[i:end])
+    if unit.block.is_lead_in and len(step) == 1:
+        return []  # "set it in `pyproject.toml`:" without what it introduces says nothing
+    return step if any(_new_code_words(u, asked) for u in step) else []
+
+
+def _prescribed(passage: Sequence[Unit], per_chunk: Sequence[Sequence[Unit]], asked: frozenset[str]) -> bool:
+    """Whether ``passage`` already holds a step, with its body when the step needs one."""
+    quoted = {(u.chunk, u.position) for u in passage}
+
+    def held(step: Sequence[Unit]) -> bool:
+        return bool(step) and all((s.chunk, s.position) in quoted for s in step)
+
+    return any(prescribes(u, asked) or held(_step(per_chunk[u.chunk], u.position, asked)) for u in passage)
 
 
 def prescription(
@@ -72,7 +106,7 @@ def prescription(
         table it introduces; empty when nothing qualifies.
     """
     asked = frozenset(w.lower() for w in WORD.findall(question))
-    if any(prescribes(u, asked) for u in parts[0]):
+    if _prescribed(parts[0], per_chunk, asked):
         return []
     chosen = {(u.chunk, u.position) for part in parts for u in part}
     page = urls[parts[0][0].chunk]
@@ -81,13 +115,9 @@ def prescription(
         if score < floor:
             break
         if ((unit.chunk, unit.position) in chosen or urls[unit.chunk] != page
-                or len(unit.block.text) > PRESCRIPTION_CHARS or not prescribes(unit, asked)):
+                or len(unit.block.text) > PRESCRIPTION_CHARS):
             continue
-        units = per_chunk[unit.chunk]
-        end = unit.position + 1
-        body = (end < len(units) and units[end].block.is_body and not units[end].opens_section
-                and unit.block.kind == "para")  # a list's next item is no body of the one before
-        if unit.block.is_lead_in and not body:
-            continue  # "set it in `pyproject.toml`:" without what it introduces says nothing
-        return [u for u in units[unit.position:end + int(body)] if (u.chunk, u.position) not in chosen]
+        step = _step(per_chunk[unit.chunk], unit.position, asked)
+        if step and not any((u.chunk, u.position) in chosen for u in step):
+            return step  # a lead-in whose command is quoted already adds nothing
     return []

@@ -118,3 +118,20 @@ def test_only_the_answers_first_passage_decides_whether_it_prescribes_already() 
     scored = [(1.0, first[0]), (0.6, per_chunk[1][0]), (0.5, other[0])]
     assert [u.block.text for u in prescription(QUESTION, [first, other], scored, per_chunk, urls)] == [FIX]
     assert prescription(QUESTION, [first + per_chunk[1], other], scored, per_chunk, urls) == []
+
+
+def test_a_step_whose_code_is_in_its_command_comes_with_the_command() -> None:
+    # The sentence names nothing in code itself; the command after it does.
+    step = ("While a gateway adds forwarding headers, the internal reloader should be disabled so the "
+            "app reads the headers.\n\n```\nserve --no-reload --trust-forwarded\n```")
+    chunks = [chunk(1, PROBLEM, page=1), chunk(2, step, page=1)]
+    answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
+    assert "should be disabled" in answer and "serve --no-reload --trust-forwarded" in answer
+
+
+def test_a_lead_in_whose_command_is_quoted_already_is_not_added_alone() -> None:
+    command = "```\nserve --trust-forwarded 10.0.0.5\n```"
+    lead_in = "Run the server so the app reads the forwarding headers of the gateway:"
+    chunks = [chunk(1, f"{PROBLEM}\n\n{command}", page=1), chunk(2, f"{lead_in}\n\n{command}", page=1)]
+    answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
+    assert lead_in not in answer
