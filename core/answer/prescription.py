@@ -102,8 +102,8 @@ def prescription(
         urls: the page of each chunk read.
 
     Returns:
-        The prescribing unit of the first part's page that scores best, with the list, code or
-        table it introduces; empty when nothing qualifies.
+        The prescribing unit of the first passage's section, else of its page, that scores best,
+        with the list, code or table it introduces; empty when nothing qualifies.
     """
     asked = frozenset(w.lower() for w in WORD.findall(question))
     if _prescribed(parts[0], per_chunk, asked):
@@ -111,9 +111,12 @@ def prescription(
     chosen = {(u.chunk, u.position) for part in parts for u in part}
     page = urls[parts[0][0].chunk]
     floor = PRESCRIPTION_RATIO * scored[0][0]
-    for score, unit in scored:
+    section = parts[0][0].chunk
+    # The step of the passage's own section first: the page's other steps answer other problems
+    # ("When deploying, set `TRUSTED_HOSTS` ..." before a cookie option's "can be set to").
+    for score, unit in sorted(scored, key=lambda su: su[1].chunk != section):
         if score < floor:
-            break
+            continue
         if ((unit.chunk, unit.position) in chosen or urls[unit.chunk] != page
                 or len(unit.block.text) > PRESCRIPTION_CHARS):
             continue

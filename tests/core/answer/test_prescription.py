@@ -135,3 +135,17 @@ def test_a_lead_in_whose_command_is_quoted_already_is_not_added_alone() -> None:
     chunks = [chunk(1, f"{PROBLEM}\n\n{command}", page=1), chunk(2, f"{lead_in}\n\n{command}", page=1)]
     answer = "\n\n".join(choose_excerpts(QUESTION, chunks))
     assert lead_in not in answer
+
+
+def test_the_step_of_the_passages_own_section_comes_before_a_better_scoring_one_elsewhere() -> None:
+    from core.answer.prescription import prescription
+    from core.answer.units import read_units
+
+    own = "When the gateway is trusted, set `FORWARDED_ALLOW` to its address."
+    other = "For cookies, you can set `link_style` to `strict`."
+    chunks = [chunk(1, f"{PROBLEM}\n\n{own}", page=1), chunk(2, other, page=1)]
+    per_chunk = read_units(chunks)
+    urls = [c.url for c in chunks]
+    first = per_chunk[0][:1]
+    scored = [(1.0, first[0]), (0.9, per_chunk[1][0]), (0.6, per_chunk[0][-1])]
+    assert [u.block.text for u in prescription(QUESTION, [first], scored, per_chunk, urls)] == [own]
