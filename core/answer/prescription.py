@@ -32,7 +32,7 @@ PRESCRIPTION_CHARS = 450
 _VERBS = (r"(?:use|set|pass|add|enable|disable|configure|run|call|specify|install|change|define|create|wrap"
           r"|decorate|register|import|replace|override|opt\s+in)")
 _DOING = re.compile(
-    r"\byou\s+(?:can|could|should|may|must|need\s+to|have\s+to|will\s+need\s+to)\b"
+    r"\byou(?:\s+|['\u2019]ll\s+|\s+will\s+)(?:can|could|should|may|must|need\s+to|have\s+to)\b"
     r"|\b(?:can|should|must)\s+be\s+(?:used|set|passed|enabled|disabled|configured|changed|overridden|added"
     r"|installed)\b"
     r"|\bby\s+(?:using|setting|passing|adding|enabling|disabling|configuring|running|calling|specifying)\b"

@@ -72,6 +72,7 @@ def test_a_prescription_names_something_in_code_the_question_does_not_with_a_ver
     assert prescribes(unit("Stop the other program, or use `--port 5001`."), asked)
     assert prescribes(unit("3. **Add** a `pre_build` job to the config."), asked)
     assert prescribes(unit("It restarts by setting `reload_dirs`."), asked)
+    assert prescribes(unit("Then, you\u2019ll need to install `gcc` with the system's package manager."), asked)
     # Descriptions that name code are no steps.
     assert not prescribes(unit("The header is used by `url_for()` for use in emails."), asked)
     assert not prescribes(unit("It works with the `asyncio` backend too."), asked)
