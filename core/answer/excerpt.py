@@ -16,8 +16,8 @@ similarity of question and block, so meaning counts where the words differ. A bl
 asks (a question, quiz options, an exercise's task), or any block of a chunk mostly made of
 them or under an exercise's or a quiz's heading, is scored down like a fragment: textbooks'
 quizzes and exercises restate the words of what they ask about but answer nothing. An answer
-that only retells the problem gets its first page's sentence that says what to use
-(``core.answer.prescription``).
+whose first passage only retells the problem gets the sentence of its section (else of its
+page) that says what to use (``core.answer.prescription``).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ MIN_NEW_COVERAGE = 0.1
 EXTRA_RATIO = 0.6
 #: Block score weights: question terms held (IDF-weighted), word pairs, the chunk's relevance,
 #: its heading naming the asked thing, early position in the chunk, retrieval rank, and a
-#: penalty for a fragment (cut mid-sentence or unfenced code) or a block that asks (``_asks``:
+#: penalty for a fragment (cut mid-sentence or unfenced code) or a block that asks (``is_asking``:
 #: the same penalty, not tuned; BENCHMARKS.md, eighth pass). Rank was tuned on gazebo-docs
 #: and checked on robotics-textbook-2 (BENCHMARKS.md).
 W_OVERLAP = 0.5
@@ -275,7 +275,8 @@ def choose_excerpts(
         # An answer retelling the problem gets the page's step that acts on it.
         fix = _unseen(prescription(question, parts, scored, per_chunk, [c.url for c in chunks[:max_chunks]]),
                       picker.quoted)
-        if fix and not fix[-1].block.is_lead_in:  # its command was quoted already
+        # Only the whole step: not its command alone, nor a lead-in whose command was quoted already.
+        if fix and fix[0].block.kind != "code" and not fix[-1].block.is_lead_in:
             parts.append(fix)
     return _assemble(parts, chunks, frozenset(weights))
 
