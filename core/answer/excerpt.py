@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from core.answer.blocks import rarity, render_block
 from core.answer.links import shown_links
-from core.answer.prescription import prescription
+from core.answer.prescription import Reading, prescription
 from core.answer.sentences import looks_like_code
 from core.answer.units import ASKING_WORD, Unit, read_units, unit_terms
 from core.models import RetrievedChunk
@@ -271,19 +271,22 @@ def choose_excerpts(
         if selected:
             parts.append(selected)
         unit = picker.next_part()
-    if parts:
-        # An answer retelling the problem gets the page's step that acts on it.
-        fix = _unseen(prescription(question, parts, scored, per_chunk, [c.url for c in chunks[:max_chunks]]),
-                      picker.quoted)
-        # Only the whole step: not its command alone, nor a lead-in whose command was quoted already.
-        if fix and fix[0].block.kind != "code" and not fix[-1].block.is_lead_in:
-            parts.append(fix)
-    return _assemble(parts, chunks, frozenset(weights))
+    passages = _merged(parts)
+    if passages:
+        # A first passage retelling the problem gets its section's step that acts on it.
+        read = Reading(per_chunk=per_chunk, urls=[c.url for c in chunks[:max_chunks]],
+                       sections=[c.section for c in chunks[:max_chunks]])
+        # The best block and what it grew decide: a step that a later part adds answers another
+        # part of the message (measured: judging the joined passage lost 3 facts; BENCHMARKS.md).
+        step = prescription(question, passage=parts[0], quoted=sorted(picker.quoted), scored=scored,
+                            reading=read)
+        if step:
+            passages = _merged([*passages, step])
+    return _assemble(passages, chunks, frozenset(weights))
 
 
-def _assemble(parts: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChunk], focus: frozenset[str]
-              ) -> list[str]:
-    """Render the parts best first; a part going on where an earlier one stopped joins it, cited once."""
+def _merged(parts: Sequence[Sequence[Unit]]) -> list[list[Unit]]:
+    """The parts best first as passages: a part going on where an earlier one stopped joins it."""
     passages: list[list[Unit]] = []
     for part in parts:
         for passage in passages:
@@ -292,6 +295,12 @@ def _assemble(parts: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChunk],
                 break
         else:
             passages.append(list(part))
+    return passages
+
+
+def _assemble(passages: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChunk], focus: frozenset[str]
+              ) -> list[str]:
+    """Render the passages best first, each cited once."""
     # A heading's words alone ("Expected Output") answer nothing; nor does a picture chat cannot show.
     rendered = (_render(p, f"[{p[0].chunk + 1}]", focus, page_url=chunks[p[0].chunk].url) for p in passages
                 if not all(u.block.is_label for u in p))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from core.answer.blocks import Block
 from core.answer.excerpt import choose_excerpts
-from core.answer.prescription import prescribes
-from core.answer.units import Unit
+from core.answer.prescription import Reading, prescribes, prescription
+from core.answer.units import Unit, read_units
 from core.models import RetrievedChunk
 
 QUESTION = ("our gateway adds forwarding headers but the app builds links with the internal host. "
@@ -28,6 +28,11 @@ def chunk(n: int, content: str, *, page: int | None = None, score: float = 0.8) 
         chunk_id=f"c{n}", content=content, score=score, url=f"https://docs.example/p{page}",
         title=f"Page {page}", section=f"Page {page} > Part {n}", chunk_index=n, source_document=f"p{page}.md",
     )
+
+
+def reading(chunks: list[RetrievedChunk]) -> Reading:
+    return Reading(per_chunk=read_units(chunks), urls=[c.url for c in chunks],
+                   sections=[c.section for c in chunks])
 
 
 def unit(text: str, *, kind: str = "para", asks: bool = False) -> Unit:
@@ -72,10 +77,18 @@ def test_a_prescription_names_something_in_code_the_question_does_not_with_a_ver
     assert prescribes(unit("Stop the other program, or use `--port 5001`."), asked)
     assert prescribes(unit("3. **Add** a `pre_build` job to the config."), asked)
     assert prescribes(unit("It restarts by setting `reload_dirs`."), asked)
-    assert prescribes(unit("Then, you\u2019ll need to install `gcc` with the system's package manager."), asked)
+    assert prescribes(unit("Then, you\u2019ll need to install `gcc` with the package manager."), asked)
+    assert prescribes(unit("- Read the notes.\n- Ensure `trusted_ips` lists the gateway."), asked)  # any item
+    assert prescribes(unit("We recommend the `strict` mode for gateways."), asked)
+    assert prescribes(unit("Setting `trusted_ips` to the gateway's address fixes it."), asked)
     # Descriptions that name code are no steps.
     assert not prescribes(unit("The header is used by `url_for()` for use in emails."), asked)
     assert not prescribes(unit("It works with the `asyncio` backend too."), asked)
+    assert not prescribes(unit("You can see the `X-Forwarded-Proto` header in the logs."), asked)
+    assert not prescribes(unit("Note that you can't just combine `--reload` with `--workers`."), asked)
+    assert not prescribes(unit("The server will then call `on_startup` once."), asked)
+    assert not prescribes(unit("Use of `eval` is discouraged."), asked)
+    assert not prescribes(unit("You can set it to `true`."), asked)  # a value names nothing to use
 
 
 def test_code_already_quoted_is_not_quoted_again() -> None:
@@ -108,17 +121,27 @@ def test_a_lead_in_whose_command_is_not_read_is_no_prescription() -> None:
 def test_only_the_answers_first_passage_decides_whether_it_prescribes_already() -> None:
     # A later part prescribing something else ("`samesite` can be set to ...") leaves the main
     # passage without its step.
-    from core.answer.prescription import prescription
-    from core.answer.units import read_units
-
     chunks = [chunk(1, PROBLEM, page=1), chunk(2, FIX, page=1),
               chunk(3, "The `samesite` option can be set to `lax` for cookies.", page=3)]
-    per_chunk = read_units(chunks)
-    urls = [c.url for c in chunks]
-    first, other = per_chunk[0][:1], per_chunk[2]
-    scored = [(1.0, first[0]), (0.6, per_chunk[1][0]), (0.5, other[0])]
-    assert [u.block.text for u in prescription(QUESTION, [first, other], scored, per_chunk, urls)] == [FIX]
-    assert prescription(QUESTION, [first + per_chunk[1], other], scored, per_chunk, urls) == []
+    read = reading(chunks)
+    first, fix, other = read.per_chunk[0][0], read.per_chunk[1][0], read.per_chunk[2][0]
+    scored = [(1.0, first), (0.6, fix), (0.5, other)]
+    found = prescription(QUESTION, passage=[first], quoted=[], scored=scored, reading=read)
+    assert [u.block.text for u in found] == [FIX]
+    assert prescription(QUESTION, passage=[first, fix], quoted=[], scored=scored, reading=read) == []
+
+
+def test_a_step_a_later_part_quotes_already_is_never_quoted_again() -> None:
+    # A later part may quote a step (chunks overlap, or it answers another part of the message):
+    # the next step of the page comes instead, never the same text twice.
+    other = "For cookies, you can set `link_style` to `strict`."
+    chunks = [chunk(1, PROBLEM, page=1), chunk(2, FIX, page=1), chunk(3, other, page=1)]
+    read = reading(chunks)
+    first, fix, cookie = read.per_chunk[0][0], read.per_chunk[1][0], read.per_chunk[2][0]
+    scored = [(1.0, first), (0.7, fix), (0.6, cookie)]
+    quoted = [" ".join(f"Before it: {FIX}".split()).casefold()]
+    found = prescription(QUESTION, passage=[first], quoted=quoted, scored=scored, reading=read)
+    assert [u.block.text for u in found] == [other]
 
 
 def test_a_step_whose_code_is_in_its_command_comes_with_the_command() -> None:
@@ -139,14 +162,27 @@ def test_a_lead_in_whose_command_is_quoted_already_is_not_added_alone() -> None:
 
 
 def test_the_step_of_the_passages_own_section_comes_before_a_better_scoring_one_elsewhere() -> None:
-    from core.answer.prescription import prescription
-    from core.answer.units import read_units
-
     own = "When the gateway is trusted, set `FORWARDED_ALLOW` to its address."
     other = "For cookies, you can set `link_style` to `strict`."
-    chunks = [chunk(1, f"{PROBLEM}\n\n{own}", page=1), chunk(2, other, page=1)]
-    per_chunk = read_units(chunks)
-    urls = [c.url for c in chunks]
-    first = per_chunk[0][:1]
-    scored = [(1.0, first[0]), (0.9, per_chunk[1][0]), (0.6, per_chunk[0][-1])]
-    assert [u.block.text for u in prescription(QUESTION, [first], scored, per_chunk, urls)] == [own]
+    # The passage's section goes on in the page's next chunk (same heading path); the small
+    # section before it in the same chunk is another one.
+    chunks = [chunk(1, f"## Cookies\n\n{other}\n\n## Gateways\n\n{PROBLEM}", page=1), chunk(2, own, page=1)]
+    chunks[1] = chunks[1].model_copy(update={"section": chunks[0].section})
+    read = reading(chunks)
+    cookie, first, step = read.per_chunk[0][0], read.per_chunk[0][1], read.per_chunk[1][0]
+    scored = [(1.0, first), (0.9, cookie), (0.6, step)]
+    found = prescription(QUESTION, passage=[first], quoted=[], scored=scored, reading=read)
+    assert [u.block.text for u in found] == [own]
+
+
+def test_a_lead_in_comes_with_the_items_of_the_long_list_it_introduces() -> None:
+    items = "\n".join(f"* `OPTION_{n}`: what the gateway option number {n} of the server does."
+                      for n in range(8))
+    lead_in = "Run the server with these options set to the gateway's values:"
+    chunks = [chunk(1, PROBLEM, page=1), chunk(2, f"{lead_in}\n\n{items}", page=1)]
+    read = reading(chunks)
+    units = read.per_chunk[1]
+    scored = [(1.0, read.per_chunk[0][0]), (0.6, units[0])]
+    found = prescription(QUESTION, passage=[read.per_chunk[0][0]], quoted=[], scored=scored, reading=read)
+    assert found[0].block.text == lead_in
+    assert [u.block.kind for u in found[1:]] == ["list"] * 6
