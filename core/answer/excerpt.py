@@ -277,7 +277,7 @@ def choose_excerpts(
         read = Reading(per_chunk=per_chunk, urls=[c.url for c in chunks[:max_chunks]],
                        sections=[c.section for c in chunks[:max_chunks]])
         # The best block and what it grew decide: a step that a later part adds answers another
-        # part of the message (measured: judging the joined passage lost 3 facts; BENCHMARKS.md).
+        # part of the message (measured: judging the joined passage lost 2 facts; BENCHMARKS.md).
         step = prescription(question, passage=parts[0], quoted=sorted(picker.quoted), scored=scored,
                             reading=read)
         if step:
