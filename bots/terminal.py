@@ -41,7 +41,8 @@ def format_answer(response: AgentResponse) -> str:
     lines = [markdown_to_plain(answer_text(response, response.reference_id))]
     notice = notice_for(response).text
     if notice:
-        lines.append(f"({notice})")
+        # Apart from the answer: after a quoted command it would read as the command's last line.
+        lines.extend(["", f"({notice})"])
     if response.sources:
         lines.append("")
         lines.append("Sources:")

@@ -26,3 +26,16 @@ def test_the_terminal_prints_plain_text() -> None:
     text = "Run it with **brew**, see [the guide](https://x.example/g): [1]\n\n```bash\nbrew install gz\n```"
     plain = "Run it with brew, see the guide (https://x.example/g): [1]\n\n    brew install gz"
     assert markdown_to_plain(text) == plain
+
+
+def test_the_terminal_sets_a_notice_apart_from_a_quoted_command() -> None:
+    from bots.terminal import format_answer
+    from core.models import AgentResponse, ResponseStatus, RetrievedChunk, Source
+
+    chunk = RetrievedChunk(chunk_id="c1", content="x", score=0.3, url="https://x.example/p", title="Proxy",
+                           chunk_index=0, source_document="proxy.md")
+    response = AgentResponse(
+        query_id="q1", response_text="Run it so: [1]\n\n```\nserve --trust\n```", retrieved_chunks=[chunk],
+        status=ResponseStatus.ANSWERED, confidence_score=0.2,
+        sources=[Source(index=1, chunk_id="c1", url=chunk.url, title="Proxy", chunk_index=0, score=0.3)])
+    assert "    serve --trust\n\n(Low confidence" in format_answer(response)
