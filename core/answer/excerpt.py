@@ -30,7 +30,7 @@ from core.answer.blocks import rarity, render_block
 from core.answer.links import shown_links
 from core.answer.prescription import Reading, prescription
 from core.answer.sentences import looks_like_code
-from core.answer.units import ASKING_WORD, Unit, read_units, unit_terms
+from core.answer.units import ASKING_WORD, Unit, quote_key, read_units, unit_terms
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
 from core.retrieval.retriever import CosineFn
@@ -278,7 +278,7 @@ def choose_excerpts(
                        sections=[c.section for c in chunks[:max_chunks]])
         # The best block and what it grew decide: a step that a later part adds answers another
         # part of the message (measured: judging the joined passage lost 2 facts; BENCHMARKS.md).
-        step = prescription(question, passage=parts[0], quoted=sorted(picker.quoted), scored=scored,
+        step = prescription(question, passage=parts[0], quoted=picker.quoted, scored=scored,
                             reading=read)
         if step:
             passages = _merged([*passages, step])
@@ -378,7 +378,7 @@ def _unseen(selected: Sequence[Unit], quoted: set[str]) -> list[Unit]:
     """Drop blocks already quoted (pages repeat a note; chunks overlap), remembering the rest."""
     kept = []
     for unit in selected:
-        key = " ".join(unit.block.text.split()).casefold()
+        key = quote_key(unit.block.text)
         if key not in quoted:
             quoted.add(key)
             kept.append(unit)

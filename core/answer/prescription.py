@@ -15,10 +15,10 @@ corpus, no question's words.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from core.answer.units import CODE, WORD, Unit
+from core.answer.units import CODE, WORD, Unit, quote_key
 
 #: A step is quoted when it scores at least this share of the answer's best block (0.6, the
 #: share a further part needs, added fewer facts; BENCHMARKS.md, thirteenth pass).
@@ -143,12 +143,8 @@ def _prescribed(passage: Sequence[Unit], reading: Reading, asked: frozenset[str]
                for u in passage)
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def prescription(
-    question: str, *, passage: Sequence[Unit], quoted: Sequence[str], scored: Sequence[tuple[float, Unit]],
+    question: str, *, passage: Sequence[Unit], quoted: Collection[str], scored: Sequence[tuple[float, Unit]],
     reading: Reading,
 ) -> list[Unit]:
     """The step to add to an answer whose first ``passage`` holds none; else nothing.
@@ -156,13 +152,13 @@ def prescription(
     Args:
         question: what was asked (already cleaned for search).
         passage: the answer's first part: its best block with the lead-in and body it grew.
-        quoted: every block the answer quotes, each as ``" ".join(text.split()).casefold()``.
+        quoted: every block the answer quotes, each as its ``quote_key``.
         scored: every unit read, best first, with its score.
         reading: the units, page and heading path of each chunk read.
 
     Returns:
-        The best-scoring step of the passage's section, else of its page, whole and quoted
-        nowhere in the answer; empty when the best step is quoted already or none qualifies.
+        The best-scoring step of the passage's section, else of its page, that the answer quotes
+        nowhere, not even in part; empty when none qualifies.
     """
     asked = frozenset(w.lower() for w in WORD.findall(question))
     if not passage or not scored or _prescribed(passage, reading, asked):
@@ -178,7 +174,7 @@ def prescription(
         step = _step(reading.per_chunk[unit.chunk], unit.position, asked)
         if not step:
             continue
-        if any(_normal(u.block.text) in q for u in step for q in quoted):
+        if any(quote_key(u.block.text) in q for u in step for q in quoted):
             continue  # quoted already, whole or in part (chunks overlap): a later part's own step
         return step
     return []

@@ -73,6 +73,11 @@ class Unit:
     cut: bool = False
 
 
+def quote_key(text: str) -> str:
+    """How a block is known once quoted: its words, spaces collapsed, case folded."""
+    return " ".join(text.split()).casefold()
+
+
 @lru_cache(maxsize=16_384)
 def unit_terms(text: str) -> tuple[str, ...]:
     # Cached: popular chunks come back question after question.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.answer.blocks import Block
 from core.answer.excerpt import choose_excerpts
 from core.answer.prescription import Reading, prescribes, prescription
-from core.answer.units import Unit, read_units
+from core.answer.units import Unit, quote_key, read_units
 from core.models import RetrievedChunk
 
 QUESTION = ("our gateway adds forwarding headers but the app builds links with the internal host. "
@@ -139,7 +139,7 @@ def test_a_step_a_later_part_quotes_already_is_never_quoted_again() -> None:
     read = reading(chunks)
     first, fix, cookie = read.per_chunk[0][0], read.per_chunk[1][0], read.per_chunk[2][0]
     scored = [(1.0, first), (0.7, fix), (0.6, cookie)]
-    quoted = [" ".join(f"Before it: {FIX}".split()).casefold()]
+    quoted = [quote_key(f"Before it: {FIX}")]
     found = prescription(QUESTION, passage=[first], quoted=quoted, scored=scored, reading=read)
     assert [u.block.text for u in found] == [other]
 
