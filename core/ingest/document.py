@@ -53,6 +53,15 @@ class SectionBuilder:
         self.paragraph: list[str] = []
         self.sections: list[Section] = []
         self.first_h1: str | None = None
+        #: The heading the page opens with, before any text: the page's title when it has no
+        #: ``# H1`` (mdBook's pages start at ``##``, some end with a "## Summary"). A page opening
+        #: with prose or a note, or with the first of many sections at one level ("## 0.47.3"
+        #: of a changelog: two or more later headings at its level or above), takes its title
+        #: from elsewhere.
+        self.opening_heading: str | None = None
+        self._opening_level = 0
+        self._opening_peers = 0
+        self._opened = False
         #: The heading path of the last section, shared by the next one when it is the same:
         #: a file of 300,000 small sections must not hold 300,000 copies of it.
         self._path: list[str] = []
@@ -61,13 +70,24 @@ class SectionBuilder:
         self.end_section()
         if level == 1 and self.first_h1 is None and text:
             self.first_h1 = text
+        if not self._opened and text:
+            self.opening_heading, self._opening_level = text, level
+        elif level <= self._opening_level:
+            self._opening_peers += 1
+        self._opened = True
         while self.stack and self.stack[-1][0] >= level:
             self.stack.pop()
         if text:
             self.stack.append((level, sys.intern(text) if len(text) < 200 else text))
 
+    @property
+    def title(self) -> str | None:
+        """The first ``# H1``, else the heading the page opens with."""
+        return self.first_h1 or (self.opening_heading if self._opening_peers < 2 else None)
+
     def end_paragraph(self) -> None:
         if self.paragraph:
+            self._opened = True
             block = "\n".join(self.paragraph).strip("\n")
             if block.strip():
                 self.blocks.append(block)
@@ -76,6 +96,7 @@ class SectionBuilder:
     def block(self, text: str) -> None:
         self.end_paragraph()
         if text.strip():
+            self._opened = True
             self.blocks.append(text)
 
     def end_section(self) -> None:

@@ -3,8 +3,8 @@
 What is dropped on purpose, outside code fences only: MDX ``import``/``export``
 lines, JSX and HTML tags (their inner text is kept), HTML and MDX comments,
 Docusaurus ``:::tip`` and MkDocs ``/// tip`` admonition markers (their titles and
-inner text are kept), ``{ #anchor }`` heading ids and MkDocs ``{* file *}`` code
-includes (the included file is not there to read).
+inner text are kept), ``{ #anchor }`` heading ids, MkDocs ``{* file *}`` code includes and
+code blocks holding only mdBook's ``{{#include file}}`` (the included file is not there to read).
 """
 
 from __future__ import annotations
@@ -27,9 +27,12 @@ _ADMONITION = re.compile(
     r"^[ \t]*(?::{3,}|/{3,})[ \t]*(?:[A-Za-z][\w-]*)?[ \t]*"  # ":::tip", "/// note"
     r"(?:\[(?P<bracket>[^\]]*)\]|\|?[ \t]*(?P<title>.*?))[ \t]*$"  # "[Title]", "| Title", " Title"
 )
-#: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.md"'):
-#: the site's build puts the file there, so the line itself says nothing to a reader.
-INCLUDE_LINE = re.compile(r"^[ \t]*(?:\{!.*!\}|\{\*.*\*\}|-+8<-+[ \t]+([\"']).*\1)[ \t]*$", re.M)
+#: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.md"',
+#: mdBook's "{{#include ../listings/main.rs}}" and "{{#rustdoc_include ...}}"): the site's build puts
+#: the file there, so the line itself says nothing to a reader.
+_MDBOOK_INCLUDE = re.compile(r"\{\{#[a-z_]*include[ \t]")
+INCLUDE_LINE = re.compile(
+    r"^[ \t]*(?:\{!.*!\}|\{\*.*\*\}|-+8<-+[ \t]+([\"']).*\1|\{\{#[a-z_]*include[ \t]+[^}]*\}\})[ \t]*$", re.M)
 #: A line of attributes for the next block: ``{#label}``, MyST's ``{.hide-header}``, kramdown's
 #: ``{: .note}``, ``{#intro .lead key="v"}``: markup for the site, nothing a reader sees.
 _ATTRIBUTE_LINE = re.compile(
@@ -51,12 +54,14 @@ def parse_markdown(text: str) -> tuple[str | None, list[Section]]:
     """Parse Markdown/MDX (front matter already removed) into sections.
 
     Returns:
-        (text of the first ``# H1`` or None, the sections in document order).
+        (the title: the first ``# H1``, else the heading the page opens with, or None; the
+        sections in document order).
     """
     builder = SectionBuilder()
     for is_code, lines in _split_fences(text.replace("\r\n", "\n").replace("\r", "\n")):
         if is_code:
-            builder.block("\n".join(lines))
+            if not _includes_only(lines):
+                builder.block("\n".join(lines))
             continue
         for line in clean_prose("\n".join(lines)).split("\n"):
             heading = _ATX.match(line)
@@ -72,7 +77,18 @@ def parse_markdown(text: str) -> tuple[str | None, list[Section]]:
                 builder.paragraph.append(line.rstrip())
             else:
                 builder.end_paragraph()
-    return builder.first_h1, builder.finish()
+    return builder.title, builder.finish()
+
+
+def _includes_only(fenced_lines: list[str]) -> bool:
+    """Whether a code block holds nothing but lines including other files (mdBook's listings)."""
+    body = [line for line in fenced_lines[1:-1] if line.strip()]
+    return bool(body) and all(INCLUDE_LINE.match(line) for line in body)
+
+
+def has_mdbook_includes(text: str) -> bool:
+    """Whether ``text`` includes files the mdBook way (``{{#include ../listings/a.rs}}``)."""
+    return _MDBOOK_INCLUDE.search(text) is not None
 
 
 def has_attribute_lines(text: str) -> bool:

@@ -121,6 +121,22 @@ def test_title_falls_back_to_h1_then_file_name(tmp_path: Path) -> None:
     assert prettify_stem("module-1/index.md") == "Module 1"
 
 
+def test_a_page_opening_with_a_heading_is_titled_by_it_without_an_h1() -> None:
+    # mdBook's pages start at "##" and may end with a "## Summary".
+    page = "## The Slice Type\n\ntext\n\n### String slices\n\nmore\n\n## Summary\n\nend\n"
+    assert parse_markdown(page)[0] == "The Slice Type"
+    assert parse_markdown("## Part\n\ntext\n\n# The H1\n\nmore\n")[0] == "The H1"  # an H1 wins
+
+
+@pytest.mark.parametrize("text", [
+    "Intro paragraph.\n\n## Storing state\n\ntext\n",  # its first heading names a part of it
+    "```\ncode\n```\n\n## Usage\n\ntext\n",
+    "## 0.47.3 (August 24, 2025)\n\nFixed.\n\n## 0.47.2\n\nFixed.\n\n## 0.47.1\n\nFixed.\n",  # a changelog
+])
+def test_a_page_opening_otherwise_keeps_its_title_from_elsewhere(text: str) -> None:
+    assert parse_markdown(text)[0] is None
+
+
 def test_mkdocs_anchor_and_setext_headings() -> None:
     h1, sections = parse_markdown("Title\n=====\n\nintro\n\nPart { #part }\n----\n\nbody\n")
     assert h1 == "Title"

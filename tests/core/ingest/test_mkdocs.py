@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.answer.blocks import Block
 from core.ingest.loaders import load_file
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 
@@ -126,6 +127,17 @@ def test_every_include_syntax_is_dropped_and_a_note_of_one_is_empty(include: str
     # Plain Markdown too: the line goes, the prose around it stays.
     page.write_text(f"# T\n\nBefore.\n\n{include}\n\nAfter.\n")
     assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "After."]
+
+
+def test_mdbook_listings_included_from_files_are_left_out(tmp_path: Path) -> None:
+    page = tmp_path / "ch01.md"
+    page.write_text("# T\n\nBefore.\n\n```rust,noplayground\n"
+                    "{{#rustdoc_include ../listings/a/main.rs:here}}\n```\n\n"
+                    "```console\n{{#include ../listings/a/output.txt}}\n```\n\n```rust\nfn main() {}\n```\n")
+    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "```rust\nfn main() {}\n```"]
+    assert Block("code", "```rust\n{{#include ../listings/a/src/lib.rs}}\n```").is_unreadable
+    # Pages stored before they were read this way are chunked again once.
+    assert load_file(page, root=tmp_path).parser == "includes-1"
 
 
 def test_crlf_pages_are_read_too(tmp_path: Path) -> None:
