@@ -97,7 +97,7 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
     for ci, chunk in enumerate(chunks):
         units: list[Unit] = []
         heading = False
-        for block in parse_blocks(chunk.content):
+        for block in _without_overlap(chunk, chunks):
             if block.kind == "heading":
                 heading = True
                 continue
@@ -128,6 +128,23 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
             units = [dataclasses.replace(u, asks=True) for u in units]
         out.append(units)
     return out
+
+
+def _without_overlap(chunk: RetrievedChunk, chunks: Sequence[RetrievedChunk]) -> Sequence[Block]:
+    """The chunk's blocks, less a first one cut mid-sentence that the chunk before it holds whole.
+
+    Chunking starts a chunk with the tail of the one before (``overlap_chars``), from a word
+    when no sentence starts there; when both chunks are read, that tail would be quoted twice,
+    once as a fragment ("an operation returns an `Err` variant, ...").
+    """
+    blocks = parse_blocks(chunk.content)
+    if not blocks or blocks[0].kind != "para" or not blocks[0].text[:1].islower():
+        return blocks
+    before = next((c for c in chunks if c.source_document == chunk.source_document
+                   and c.chunk_index == chunk.chunk_index - 1), None)
+    if before is not None and quote_key(blocks[0].text) in quote_key(before.content):
+        return blocks[1:]
+    return blocks
 
 
 def starts_mid_sentence(block: Block, in_code: frozenset[str]) -> bool:

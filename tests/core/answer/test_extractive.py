@@ -274,6 +274,23 @@ def test_a_block_is_quoted_once_even_when_two_pages_repeat_it() -> None:
     assert result.text.count("default port is 8080") == 1
 
 
+def test_the_words_a_chunk_repeats_from_the_one_before_are_not_quoted_again() -> None:
+    # Chunking starts a chunk with the tail of the one before, from a word when no sentence
+    # starts there: read together, that tail would come twice, once cut.
+    whole = ("You can't use the panic annotation on tests that return a result. To assert that an "
+             "operation returns an error, don't use the question mark operator on the result value.")
+    first = chunk(1, f"Tests can return a result.\n\n{whole}")
+    second = first.model_copy(update={"chunk_id": "c1b", "chunk_index": 2, "content": (
+        "an operation returns an error, don't use the question mark operator on the result value.\n\n"
+        "Now that you know several ways to write tests, run them.")})
+    asked = "can i use the question mark operator in tests?"
+    result = ExtractiveGenerator().answer(request(asked, [second, first]))
+    assert result.text.count("question mark operator on the result") == 1
+    assert "\nan operation returns" not in f"\n{result.text}"
+    alone = ExtractiveGenerator().answer(request(asked, [second]))
+    assert "question mark operator" in alone.text  # without the chunk before, the cut words are all there is
+
+
 def test_a_second_question_in_the_message_gets_its_own_part() -> None:
     # People ask two things at once; the block answering the second is quoted too, even
     # when it sits in another chunk of the same page.
