@@ -17,7 +17,7 @@ from bots.chat import text as text_rules
 from bots.chat.asking import Answered, Help, Invalid, Outcome, Refusal, TooLong, problem_text, refusal_text
 from bots.chat.feedback import Vote
 from bots.chat.notices import Tone, answer_text, notice_for
-from core.answer.citations import CITATION_RE, cited_indices
+from core.answer.citations import cited_indices, sub_citations
 from core.models import AgentResponse, Source
 
 #: Slack's limit for the text of one section block (and any text object).
@@ -140,7 +140,7 @@ def link_citations(escaped_text: str, sources: Sequence[Source]) -> str:
             f"<{_link_url(by_index[n].url)}|[{n}]>" if n in by_index else f"[{n}]" for n in numbers
         )
 
-    return CITATION_RE.sub(_replace, escaped_text)
+    return sub_citations(_replace, escaped_text)
 
 
 def keep_whole(text: str, cut: int) -> int:

@@ -6,7 +6,7 @@ Pure functions used by every generator, by grounding and by the pipeline.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from core.models import RetrievedChunk, Source
 
@@ -25,6 +25,35 @@ _USER_MENTION = re.compile(r"<@!?[A-Za-z0-9]+(?:\|([^>]*))?>")
 _AT_WORD = re.compile(r"(?<![\w@])@(everyone|here|channel|all|room)\b", re.IGNORECASE)
 
 
+#: Code is never read for citations: ``[1, 2, 3]`` in ``let a = [1, 2, 3];`` is a list. A fenced
+#: block (its fence starting a line; to its closing fence, or the end of an unclosed one) or an
+#: inline span (closed by as many backticks as opened it, on the same line).
+_CODE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*(?:\n[\s\S]*?(?:^[ \t]*\1[ \t]*$|\Z)|\Z)"
+                      r"|(`+)(?!`)[^\n]*?(?<!`)\2(?!`)", re.MULTILINE)
+
+
+def outside_code(text: str, rewrite: Callable[[str], str]) -> str:
+    """``text`` with ``rewrite`` applied to its prose only, code blocks and spans left as they are."""
+    parts: list[str] = []
+    last = 0
+    for match in _CODE_RE.finditer(text):
+        parts.append(rewrite(text[last:match.start()]))
+        parts.append(match.group(0))
+        last = match.end()
+    parts.append(rewrite(text[last:]))
+    return "".join(parts)
+
+
+def without_code(text: str) -> str:
+    """``text`` with its code blocks and spans left out (each becomes a space)."""
+    return _CODE_RE.sub(" ", text)
+
+
+def sub_citations(replace: Callable[[re.Match[str]], str], text: str) -> str:
+    """Replace each citation marker of ``text``'s prose with ``replace(match)`` (code is left alone)."""
+    return outside_code(text, lambda prose: CITATION_RE.sub(replace, prose))
+
+
 def cited_indices(text: str) -> list[int]:
     """Return the citation numbers used in ``text``, in order of first appearance.
 
@@ -36,9 +65,13 @@ def cited_indices(text: str) -> list[int]:
         grounding can report them as invalid).
     """
     seen: dict[int, None] = {}
-    for match in CITATION_RE.finditer(text):
+
+    def note(match: re.Match[str]) -> str:
         for n in _marker_numbers(match.group(1)):
             seen.setdefault(n, None)
+        return match.group(0)
+
+    sub_citations(note, text)
     return list(seen)
 
 
@@ -62,7 +95,7 @@ def _marker_numbers(body: str) -> list[int]:
 
 def strip_citations(text: str) -> str:
     """Remove citation markers (for comparing a sentence's words with its sources)."""
-    return re.sub(r"\s+", " ", CITATION_RE.sub(" ", text)).strip()
+    return re.sub(r"\s+", " ", sub_citations(lambda _: " ", text)).strip()
 
 
 def build_sources(text: str, chunks: Sequence[RetrievedChunk]) -> list[Source]:
@@ -128,9 +161,9 @@ def renumber_citations(text: str, chunks: Sequence[RetrievedChunk]) -> tuple[str
         numbers = dict.fromkeys(new_number[n] for n in _marker_numbers(match.group(1)) if n in new_number)
         return "".join(f"[{n}]" for n in numbers)
 
-    rewritten = CITATION_RE.sub(rewrite, text)
+    rewritten = sub_citations(rewrite, text)
     # A marker that only named duplicates of the one before it ("[1][1]") is said once.
-    rewritten = re.sub(r"(\[\d+\])(?:\s*\1)+", r"\1", rewritten)
+    rewritten = outside_code(rewritten, lambda prose: re.sub(r"(\[\d+\])(?:\s*\1)+", r"\1", prose))
     return rewritten, sources
 
 

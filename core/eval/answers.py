@@ -39,6 +39,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from core.answer.citations import without_code
 from core.errors import InputError
 from core.eval.metrics import percentile
 
@@ -260,9 +261,12 @@ def missing_files(cases: CaseSet, docs: Path) -> list[tuple[str, str]]:
 
 
 def citation_numbers(text: str) -> list[int]:
-    """Return the distinct ``[n]`` numbers of ``text`` in order of first use (ranges expanded)."""
+    """Return the distinct ``[n]`` numbers of ``text``'s prose in order of first use (ranges expanded).
+
+    Code is no citation: ``<Response [200]>`` and ``np.where(d)[0]`` quote the docs.
+    """
     seen: dict[int, None] = {}
-    for match in _MARKER.finditer(text):
+    for match in _MARKER.finditer(without_code(text)):
         for part in re.split(r"[,;]", match.group(1)):
             bounds = [int(b) for b in re.split(r"[-–]", part) if b.strip()]
             if len(bounds) == 2 and 0 <= bounds[1] - bounds[0] <= _RANGE_LIMIT:

@@ -626,6 +626,13 @@ def test_citations_link_every_marker_form_core_understands() -> None:
     assert text == f"R {one}{two}, S {one}{two}, T {one}{two}, U {two}[3][4] and V [5; 6]."
 
 
+def test_citations_in_code_are_left_alone() -> None:
+    response = _response("See [1].\n\n```python\nitems = [1, 2]\n```\n\nand `x[2]`.", sources=2)
+    text = fmt.link_citations(fmt.escape(response.response_text), response.sources)
+    assert text.endswith("```python\nitems = [1, 2]\n```\n\nand `x[2]`.")
+    assert text.startswith("See <https://docs.test/p1?a=1&amp;b=2|[1]>.")
+
+
 def test_source_titles_from_the_knowledge_base_are_escaped() -> None:
     message = fmt.answer_message(_response("See [1].", title="<!everyone> <@U9> guide"))
     text = all_text(message["blocks"])

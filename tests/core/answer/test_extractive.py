@@ -239,6 +239,20 @@ def test_citations_are_renumbered_one_per_section() -> None:
     assert [(s.index, s.chunk_id) for s in listed] == [(1, "c1b"), (2, "c2"), (3, "c3")]
 
 
+def test_code_is_never_read_for_citations() -> None:
+    from core.answer.citations import cited_indices, renumber_citations, strip_citations
+
+    # `[1, 2, 3]` in code is a list: renumbered as citations it became "[1][2][3]".
+    text = ("Arrays: [3]\n\n```rust\nlet a: [i32; 5] = [1, 2, 3, 4, 5];\nlet b = [3][1];\n```\n\n"
+            "Or inline `[2, 3]` or ``[1, 2]``, then:\n\n```\nv = [1, 2]")  # a fence left open runs to the end
+    assert cited_indices(text) == [3]
+    rewritten, sources = renumber_citations(text, [NODES, URDF, GAZEBO])
+    assert rewritten == text.replace("Arrays: [3]", "Arrays: [1]")
+    assert [s.chunk_id for s in sources] == ["c3"]
+    assert strip_citations("Use `x[1]` here [2].") == "Use `x[1]` here ."
+    assert cited_indices("A fence opens lines only: ```dotenv A=1 [2]") == [2]
+
+
 def test_a_long_list_is_read_item_by_item() -> None:
     from core.answer.blocks import Block, list_items
 

@@ -119,6 +119,12 @@ def test_citation_numbers_expands_groups_and_ranges() -> None:
     assert citation_numbers("no markers") == []
 
 
+def test_citation_numbers_are_read_in_prose_only() -> None:
+    # Quoted code holds lists and indexes: `<Response [200]>`, `np.where(d)[0]`.
+    text = "Call it [1].\n\n```python\n>>> r\n<Response [200]>\n```\n\nThen `where(d)[0]` [2]."
+    assert citation_numbers(text) == [1, 2]
+
+
 def test_citations_clean_needs_resolving_gapless_markers_and_unique_urls() -> None:
     assert citations_clean(answered(IN, "a [1] b [2]", ["x.md", "y.md"]))
     # [3] is not a listed source
