@@ -23,7 +23,12 @@ from core.errors import IngestSourceError
 from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
-from core.ingest.markdown import has_attribute_lines, has_mdbook_includes, parse_markdown
+from core.ingest.markdown import (
+    has_attribute_lines,
+    has_link_definitions,
+    has_mdbook_includes,
+    parse_markdown,
+)
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
@@ -58,6 +63,8 @@ TEMPLATES_PARSER = "templates-2"
 ATTRIBUTES_PARSER = "attributes-1"
 #: Pages with mdBook's includes (``{{#include file}}``), whose code blocks of them were read as code before.
 INCLUDES_PARSER = "includes-1"
+#: Pages defining reference links (``[ref]: url``), whose references and definitions were read as text before.
+REFLINKS_PARSER = "reflinks-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -94,6 +101,8 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True
         parsers.append(ATTRIBUTES_PARSER)
     if has_mdbook_includes(body):
         parsers.append(INCLUDES_PARSER)
+    if has_link_definitions(body):
+        parsers.append(REFLINKS_PARSER)
     h1, sections = parse_markdown(body)
     return Parsed(text_value(front_matter.get("title")) or h1, sections, front_matter, "+".join(parsers))
 

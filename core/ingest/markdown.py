@@ -4,7 +4,9 @@ What is dropped on purpose, outside code fences only: MDX ``import``/``export``
 lines, JSX and HTML tags (their inner text is kept), HTML and MDX comments,
 Docusaurus ``:::tip`` and MkDocs ``/// tip`` admonition markers (their titles and
 inner text are kept), ``{ #anchor }`` heading ids, MkDocs ``{* file *}`` code includes and
-code blocks holding only mdBook's ``{{#include file}}`` (the included file is not there to read).
+code blocks holding only mdBook's ``{{#include file}}`` (the included file is not there to read);
+reference links (``[text][ref]``) are written inline and their definitions left out
+(``core.ingest.reflinks``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import re
 
 from core.ingest.document import Section, SectionBuilder
+from core.ingest.reflinks import definitions, inline_links
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -58,12 +61,14 @@ def parse_markdown(text: str) -> tuple[str | None, list[Section]]:
         sections in document order).
     """
     builder = SectionBuilder()
-    for is_code, lines in _split_fences(text.replace("\r\n", "\n").replace("\r", "\n")):
+    runs = _split_fences(text.replace("\r\n", "\n").replace("\r", "\n"))
+    defined = definitions("\n".join("\n".join(lines) for is_code, lines in runs if not is_code))
+    for is_code, lines in runs:
         if is_code:
             if not _includes_only(lines):
                 builder.block("\n".join(lines))
             continue
-        for line in clean_prose("\n".join(lines)).split("\n"):
+        for line in clean_prose(inline_links("\n".join(lines), defined)).split("\n"):
             heading = _ATX.match(line)
             if heading:
                 builder.heading(len(heading.group(1)), _heading_text(heading.group(2) or ""))
@@ -84,6 +89,11 @@ def _includes_only(fenced_lines: list[str]) -> bool:
     """Whether a code block holds nothing but lines including other files (mdBook's listings)."""
     body = [line for line in fenced_lines[1:-1] if line.strip()]
     return bool(body) and all(INCLUDE_LINE.match(line) for line in body)
+
+
+def has_link_definitions(text: str) -> bool:
+    """Whether ``text`` defines reference links (``[ref]: https://...``)."""
+    return bool(definitions(text))
 
 
 def has_mdbook_includes(text: str) -> bool:
