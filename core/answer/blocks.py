@@ -100,8 +100,23 @@ def _flush(kind: BlockKind | None, lines: list[str], out: list[Block]) -> None:
         text = "\n".join(lines).strip("\n")
         if kind == "para":
             text = " ".join(line.strip() for line in lines if line.strip())
+        elif kind == "list":
+            text = _unwrapped_items(lines)
         out.append(Block(kind, text))
     lines.clear()
+
+
+def _unwrapped_items(lines: list[str]) -> str:
+    """A list's lines with each item's wrapped lines joined: chat shows a source's line breaks."""
+    items: list[str] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        if items and not _LIST_RE.match(line):
+            items[-1] = f"{items[-1].rstrip()} {line.strip()}"
+        else:
+            items.append(line.rstrip())
+    return "\n".join(items)
 
 
 def _line_kind(line: str, current: BlockKind | None) -> BlockKind:
@@ -195,6 +210,8 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     lines = block.text.splitlines()
     if block.kind != "code" or not lines:
         return block.text
+    if _TWOSLASH_RE.search(lines[0]):
+        lines = [lines[0], *_shown_by_twoslash(lines[1:])]
     lines[0], title = _plain_fence(lines[0])
     label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
     if len(lines) <= max_code_lines + 2:
@@ -213,7 +230,7 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
 #: ``hl_lines="4"``, ``linenums="1"``), or ``{ .dockerfile .annotate }``.
 _FENCE_INFO_RE = re.compile(r"^(\s*(?:`{3,}|~{3,}))[ \t]*(.*?)[ \t]*$")
 _LANGUAGE_RE = re.compile(r"\{?\s*\.?([\w+#-]+)")
-_TITLE_RE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_TITLE_RE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')|\[([^\]\n]+)\]""")  # VitePress: ```sh [npm]
 
 
 def _plain_fence(line: str) -> tuple[str, str]:
@@ -227,7 +244,27 @@ def _plain_fence(line: str) -> tuple[str, str]:
     language = _LANGUAGE_RE.match(info)
     keep = language[1] if language is not None and "=" not in info[: language.end() + 1] else ""
     title = _TITLE_RE.search(info)
-    return match[1] + keep, (title[1] or title[2] or "").strip() if title else ""
+    return match[1] + keep, (title[1] or title[2] or title[3] or "").strip() if title else ""
+
+
+#: Twoslash (Shiki, VitePress) compiles a snippet with a preamble the page hides: ``// ---cut---``
+#: ends it (``---cut-after---`` starts a hidden tail), and ``// ^?`` or ``// @errors: 2304`` lines
+#: are instructions to the compiler.
+_TWOSLASH_RE = re.compile(r"\btwoslash\b")
+_CUT_RE = re.compile(r"^\s*//\s*---cut(?:-before)?---\s*$")
+_CUT_AFTER_RE = re.compile(r"^\s*//\s*---cut-after---\s*$")
+_TWOSLASH_NOTE_RE = re.compile(r"^\s*//\s*(?:\^[?|]|@\w+).*$")
+
+
+def _shown_by_twoslash(lines: list[str]) -> list[str]:
+    """The lines of a twoslash snippet the page shows (its closing fence included)."""
+    cuts = [i for i, line in enumerate(lines) if _CUT_RE.match(line)]
+    if cuts:
+        lines = lines[cuts[-1] + 1:]
+    ends = [i for i, line in enumerate(lines) if _CUT_AFTER_RE.match(line)]
+    if ends:
+        lines = [*lines[:ends[0]], *lines[-1:]]  # the closing fence stays
+    return [line for line in lines if not _TWOSLASH_NOTE_RE.match(line)]
 
 
 def rarity(total: int, holding: int) -> float:

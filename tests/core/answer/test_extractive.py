@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.answer.blocks import Block, render_block
+from core.answer.blocks import Block, parse_blocks, render_block
 from core.answer.citations import build_sources, cited_indices, neutralize_mentions, strip_citations
 from core.answer.excerpt import GROW_CHARS, choose_excerpts
 from core.answer.generators.extractive import NO_CHUNKS_TEXT, ExtractiveGenerator
@@ -653,11 +653,24 @@ def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
     ("``` python", "```python"),
     ("```[GUI] ready```", "```[GUI] ready```"),  # one line of code between fences: as written
     ("```{code-block} python", "```python"),
+    ("```sh [npm]", "npm:\n```sh"),  # a tab of VitePress' code group
 ])
 def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown: str) -> None:
     body = "" if fence.endswith("```") and fence.count("```") == 2 else "\nx = 1\n```"
     assert render_block(Block("code", fence + body)) == shown + body
     assert render_block(Block("code", "")) == ""
+
+
+def test_a_twoslash_snippet_is_quoted_as_the_page_shows_it() -> None:
+    code = ("```ts twoslash\nimport 'vite/client'\n// ---cut---\nimport raw from './a.glsl?raw'\n//     ^?\n"
+            "// @errors: 2304\nconsole.log(raw)\n// ---cut-after---\nexport {}\n```")
+    assert render_block(Block("code", code)) == "```ts\nimport raw from './a.glsl?raw'\nconsole.log(raw)\n```"
+
+
+def test_a_wrapped_list_item_reads_as_one_line_and_nested_items_stay() -> None:
+    text = "- a type whose size can't be known, and you want\n  to use it\n- second\n  - nested\n    wrapped"
+    assert parse_blocks(text) == (Block("list", "- a type whose size can't be known, and you want to use it\n"
+                                               "- second\n  - nested wrapped"),)
 
 
 def test_code_quoted_before_its_explanation_comes_with_its_short_lead_in() -> None:
