@@ -105,7 +105,7 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
                 # Never quoted: what introduced it is left with nothing to introduce, and
                 # what follows it is no body of the prose before it.
                 if units and units[-1].block.is_lead_in:
-                    units.pop()
+                    units[-1:] = _without_lead_in(units[-1])
                 heading = True
                 continue
             if block.kind == "para" and not shown_links(block.text, page_url=chunk.url).strip():
@@ -145,6 +145,17 @@ def _without_overlap(chunk: RetrievedChunk, chunks: Sequence[RetrievedChunk]) ->
     if before is not None and quote_key(blocks[0].text) in quote_key(before.content):
         return blocks[1:]
     return blocks
+
+
+def _without_lead_in(unit: Unit) -> list[Unit]:
+    """A paragraph less its last sentence, which introduced what is left out ("... as follows:")."""
+    sentences = split_prose(unit.block.text) if unit.block.kind == "para" else []
+    if len(sentences) < 2:
+        return []
+    text = " ".join(sentences[:-1])
+    terms = unit_terms(text)
+    return [dataclasses.replace(unit, block=Block("para", text), terms=frozenset(terms),
+                                pairs=frozenset(itertools.pairwise(terms)))]
 
 
 def starts_mid_sentence(block: Block, in_code: frozenset[str]) -> bool:

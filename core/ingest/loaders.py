@@ -61,7 +61,7 @@ MKDOCS_PARSER = "mkdocs-2"
 TEMPLATES_PARSER = "templates-2"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.
 ATTRIBUTES_PARSER = "attributes-1"
-#: Pages with mdBook's includes (``{{#include file}}``), whose code blocks of them were read as code before.
+#: Pages with mdBook's includes (``{{#include file}}``), whose include lines outside code were read as text.
 INCLUDES_PARSER = "includes-1"
 #: Pages defining reference links (``[ref]: url``), whose references and definitions were read as text before.
 REFLINKS_PARSER = "reflinks-1"

@@ -3,8 +3,9 @@
 What is dropped on purpose, outside code fences only: MDX ``import``/``export``
 lines, JSX and HTML tags (their inner text is kept), HTML and MDX comments,
 Docusaurus ``:::tip`` and MkDocs ``/// tip`` admonition markers (their titles and
-inner text are kept), ``{ #anchor }`` heading ids, MkDocs ``{* file *}`` code includes and
-code blocks holding only mdBook's ``{{#include file}}`` (the included file is not there to read);
+inner text are kept), ``{ #anchor }`` heading ids and the lines of MkDocs' ``{* file *}`` and
+mdBook's ``{{#include file}}`` that include a file (it is not there to read; a code block of them
+is kept, and answers leave it out with what introduces it: ``Block.is_unreadable``);
 reference links (``[text][ref]``) are written inline and their definitions left out
 (``core.ingest.reflinks``).
 """
@@ -65,8 +66,7 @@ def parse_markdown(text: str) -> tuple[str | None, list[Section]]:
     defined = definitions("\n".join("\n".join(lines) for is_code, lines in runs if not is_code))
     for is_code, lines in runs:
         if is_code:
-            if not _includes_only(lines):
-                builder.block("\n".join(lines))
+            builder.block("\n".join(lines))
             continue
         for line in clean_prose(inline_links("\n".join(lines), defined)).split("\n"):
             heading = _ATX.match(line)
@@ -83,12 +83,6 @@ def parse_markdown(text: str) -> tuple[str | None, list[Section]]:
             else:
                 builder.end_paragraph()
     return builder.title, builder.finish()
-
-
-def _includes_only(fenced_lines: list[str]) -> bool:
-    """Whether a code block holds nothing but lines including other files (mdBook's listings)."""
-    body = [line for line in fenced_lines[1:-1] if line.strip()]
-    return bool(body) and all(INCLUDE_LINE.match(line) for line in body)
 
 
 def has_link_definitions(text: str) -> bool:

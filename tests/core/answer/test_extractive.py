@@ -667,6 +667,14 @@ def test_a_twoslash_snippet_is_quoted_as_the_page_shows_it() -> None:
     assert render_block(Block("code", code)) == "```ts\nimport raw from './a.glsl?raw'\nconsole.log(raw)\n```"
 
 
+def test_a_listing_included_from_a_file_is_left_out_with_its_lead_in() -> None:
+    page = chunk(1, "Shadowing hides a variable behind a new one of the same name. Shadow it as follows:\n\n"
+                    "```rust\n{{#rustdoc_include ../listings/shadowing/src/main.rs}}\n```\n\n"
+                    "The value of x is then 12 inside the inner scope.")
+    text = ExtractiveGenerator().answer(request("how does shadowing a variable work?", [page])).text
+    assert "rustdoc_include" not in text and "as follows:" not in text and "Shadowing hides" in text
+
+
 def test_a_wrapped_list_item_reads_as_one_line_and_nested_items_stay() -> None:
     text = "- a type whose size can't be known, and you want\n  to use it\n- second\n  - nested\n    wrapped"
     assert parse_blocks(text) == (Block("list", "- a type whose size can't be known, and you want to use it\n"

@@ -129,15 +129,16 @@ def test_every_include_syntax_is_dropped_and_a_note_of_one_is_empty(include: str
     assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "After."]
 
 
-def test_mdbook_listings_included_from_files_are_left_out(tmp_path: Path) -> None:
+def test_mdbook_includes_are_read_as_lines_that_include_a_file(tmp_path: Path) -> None:
     page = tmp_path / "ch01.md"
-    page.write_text("# T\n\nBefore.\n\n```rust,noplayground\n"
-                    "{{#rustdoc_include ../listings/a/main.rs:here}}\n```\n\n"
-                    "```console\n{{#include ../listings/a/output.txt}}\n```\n\n```rust\nfn main() {}\n```\n")
-    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "```rust\nfn main() {}\n```"]
-    assert Block("code", "```rust\n{{#include ../listings/a/src/lib.rs}}\n```").is_unreadable
-    # Pages stored before they were read this way are chunked again once.
-    assert load_file(page, root=tmp_path).parser == "includes-1"
+    listing = "```rust,noplayground\n{{#rustdoc_include ../listings/a/main.rs:here}}\n```"
+    page.write_text("# T\n\nBefore.\n\n{{#include ../intro.md}}\n\n"
+                    f"Shadow it as follows:\n\n{listing}\n\nAfter.\n")
+    doc = load_file(page, root=tmp_path)
+    # The line in prose goes; a code block of them stays, for answers to leave out with its lead-in.
+    assert doc.sections[0].blocks == ["Before.", "Shadow it as follows:", listing, "After."]
+    assert Block("code", listing).is_unreadable
+    assert doc.parser == "includes-1"  # pages stored before are chunked again once
 
 
 def test_crlf_pages_are_read_too(tmp_path: Path) -> None:
