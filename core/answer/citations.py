@@ -155,6 +155,13 @@ def renumber_citations(text: str, chunks: Sequence[RetrievedChunk]) -> tuple[str
             sources.append(Source(index=len(sources) + 1, chunk_id=chunk.chunk_id, url=chunk.url,
                                   title=chunk.title, section=chunk.section,
                                   chunk_index=chunk.chunk_index, score=chunk.score))
+        else:
+            # Quoted from two sections of the page, the source is named by what they share
+            # ("Deploying > GitHub Pages" and "Deploying > Firebase" are "Deploying").
+            source = sources[by_page[key] - 1]
+            shared = _shared_path(source.section, chunk.section)
+            if shared != source.section:
+                sources[by_page[key] - 1] = source.model_copy(update={"section": shared})
         new_number[n] = by_page[key]
 
     def rewrite(match: re.Match[str]) -> str:
@@ -165,6 +172,16 @@ def renumber_citations(text: str, chunks: Sequence[RetrievedChunk]) -> tuple[str
     # A marker that only named duplicates of the one before it ("[1][1]") is said once.
     rewritten = outside_code(rewritten, lambda prose: re.sub(r"(\[\d+\])(?:\s*\1)+", r"\1", prose))
     return rewritten, sources
+
+
+def _shared_path(a: str, b: str) -> str:
+    """The heading path two sections share (``A > B`` and ``A > C`` share ``A``)."""
+    shared: list[str] = []
+    for x, y in zip(a.split(" > "), b.split(" > "), strict=False):
+        if x.strip() != y.strip():
+            break
+        shared.append(x)
+    return " > ".join(shared)
 
 
 def with_related(sources: Sequence[Source], chunks: Sequence[RetrievedChunk], *, limit: int) -> list[Source]:

@@ -302,9 +302,33 @@ def _assemble(passages: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChun
               ) -> list[str]:
     """Render the passages best first, each cited once."""
     # A heading's words alone ("Expected Output") answer nothing; nor does a picture chat cannot show.
-    rendered = (_render(p, f"[{p[0].chunk + 1}]", focus, page_url=chunks[p[0].chunk].url) for p in passages
-                if not all(u.block.is_label for u in p))
+    rendered = (_render(p, f"[{p[0].chunk + 1}]", focus, page_url=chunks[p[0].chunk].url)
+                for p in _reading_order(passages, chunks) if not all(u.block.is_label for u in p))
     return [text for text in rendered if text]
+
+
+#: A numbered list's item: a step of a procedure, read in its order.
+_STEP = re.compile(r"\s*\d{1,3}[.)]\s")
+
+
+def _reading_order(passages: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChunk]
+                   ) -> list[Sequence[Unit]]:
+    """Best first, but the steps of a section's numbered list in the page's order, in their places.
+
+    Best first, a section's steps read "3. ... 2. ... 1. ..."; every other passage keeps its place.
+    """
+    ordered = list(passages)
+    slots: dict[tuple[str, str], list[int]] = {}
+    for i, passage in enumerate(passages):
+        if _STEP.match(passage[0].block.text):
+            chunk = chunks[passage[0].chunk]
+            slots.setdefault((chunk.url, chunk.section), []).append(i)
+    for places in slots.values():
+        steps = sorted((passages[i] for i in places),
+                       key=lambda p: (chunks[p[0].chunk].chunk_index, p[0].position))
+        for i, step in zip(places, steps, strict=True):
+            ordered[i] = step
+    return ordered
 
 
 def _adjoin(before: Sequence[Unit], after: Sequence[Unit]) -> bool:

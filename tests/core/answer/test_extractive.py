@@ -253,6 +253,31 @@ def test_code_is_never_read_for_citations() -> None:
     assert cited_indices("A fence opens lines only: ```dotenv A=1 [2]") == [2]
 
 
+def test_a_page_quoted_from_two_sections_is_named_by_what_they_share() -> None:
+    from core.answer.citations import renumber_citations
+
+    pages = chunk(1, "Deploy it.").model_copy(update={"section": "Deploying > GitHub Pages"})
+    firebase = pages.model_copy(update={"chunk_id": "c1b", "chunk_index": 7,
+                                        "section": "Deploying > Firebase"})
+    same = pages.model_copy(update={"chunk_id": "c1c", "chunk_index": 2})
+    named = renumber_citations("A [1]. B [3].", [pages, URDF, same])[1][0].section
+    assert named == "Deploying > GitHub Pages"
+    assert renumber_citations("A [1]. B [2].", [pages, firebase])[1][0].section == "Deploying"
+
+
+def test_the_steps_of_a_list_are_quoted_in_the_page_order() -> None:
+    other = "This step is about something else entirely, with words about accounts, billing and quotas. "
+    steps = (f"Publishing the site:\n\n1. Install the deploy tool and log in first. {other}\n"
+             f"2. Create the file named deploy.toml for the site. {other}\n3. Pick a region. {other}{other}\n"
+             f"4. After running the build, upload the build folder with the deploy command. {other}\n"
+             f"5. Check the dashboard. {other}{other}")
+    question = ("after running the build, how do i upload the build folder with the deploy command? "
+                "and which file do i create for the site, deploy.toml?")
+    text = ExtractiveGenerator().answer(request(question, [chunk(1, steps)])).text
+    assert "4. After" in text and "2. Create" in text
+    assert text.index("2. Create") < text.index("4. After")  # best first read "4. ... 2. ..."
+
+
 def test_a_long_list_is_read_item_by_item() -> None:
     from core.answer.blocks import Block, list_items
 
