@@ -230,7 +230,8 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
 #: ``hl_lines="4"``, ``linenums="1"``), or ``{ .dockerfile .annotate }``.
 _FENCE_INFO_RE = re.compile(r"^(\s*(?:`{3,}|~{3,}))[ \t]*(.*?)[ \t]*$")
 _LANGUAGE_RE = re.compile(r"\{?\s*\.?([\w+#-]+)")
-_TITLE_RE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')|\[([^\]\n]+)\]""")  # VitePress: ```sh [npm]
+#: ... and VitePress' code-group tab label ending it: ```` ```sh [npm] ```` (not ``hl_lines=[8]``).
+_TITLE_RE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')|(?:^|\s)\[([^\]\n]+)\]\s*$""")
 
 
 def _plain_fence(line: str) -> tuple[str, str]:
@@ -248,12 +249,15 @@ def _plain_fence(line: str) -> tuple[str, str]:
 
 
 #: Twoslash (Shiki, VitePress) compiles a snippet with a preamble the page hides: ``// ---cut---``
-#: ends it (``---cut-after---`` starts a hidden tail), and ``// ^?`` or ``// @errors: 2304`` lines
-#: are instructions to the compiler.
+#: ends it, ``---cut-after---`` starts a hidden tail, ``---cut-start---`` to ``---cut-end---`` is
+#: hidden, and ``// ^?`` or ``// @errors: 2304`` lines are notes to the compiler (TypeScript's own
+#: ``// @ts-expect-error`` is shown).
 _TWOSLASH_RE = re.compile(r"\btwoslash\b")
 _CUT_RE = re.compile(r"^\s*//\s*---cut(?:-before)?---\s*$")
 _CUT_AFTER_RE = re.compile(r"^\s*//\s*---cut-after---\s*$")
-_TWOSLASH_NOTE_RE = re.compile(r"^\s*//\s*(?:\^[?|]|@\w+).*$")
+_CUT_START_RE = re.compile(r"^\s*//\s*---cut-start---\s*$")
+_CUT_END_RE = re.compile(r"^\s*//\s*---cut-end---\s*$")
+_TWOSLASH_NOTE_RE = re.compile(r"^\s*//\s*(?:\^[?|]|@(?!ts-)\w+).*$")
 
 
 def _shown_by_twoslash(lines: list[str]) -> list[str]:
@@ -264,7 +268,13 @@ def _shown_by_twoslash(lines: list[str]) -> list[str]:
     ends = [i for i, line in enumerate(lines) if _CUT_AFTER_RE.match(line)]
     if ends:
         lines = [*lines[:ends[0]], *lines[-1:]]  # the closing fence stays
-    return [line for line in lines if not _TWOSLASH_NOTE_RE.match(line)]
+    shown, hidden = [], False
+    for line in lines:
+        if _CUT_START_RE.match(line) or _CUT_END_RE.match(line):
+            hidden = _CUT_START_RE.match(line) is not None
+        elif not hidden and not _TWOSLASH_NOTE_RE.match(line):
+            shown.append(line)
+    return shown
 
 
 def rarity(total: int, holding: int) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from core.ingest.spans import CODE_SPAN
 from core.models import RetrievedChunk, Source
 
 #: ``[1]``, ``[2, 3]``, ``[1;2]`` and ranges ``[1-3]``; each group is one marker.
@@ -26,10 +27,12 @@ _AT_WORD = re.compile(r"(?<![\w@])@(everyone|here|channel|all|room)\b", re.IGNOR
 
 
 #: Code is never read for citations: ``[1, 2, 3]`` in ``let a = [1, 2, 3];`` is a list. A fenced
-#: block (its fence starting a line; to its closing fence, or the end of an unclosed one) or an
-#: inline span (closed by as many backticks as opened it, on the same line).
-_CODE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*(?:\n[\s\S]*?(?:^[ \t]*\1[ \t]*$|\Z)|\Z)"
-                      r"|(`+)(?!`)[^\n]*?(?<!`)\2(?!`)", re.MULTILINE)
+#: block (its fence starting a line, with no backtick in a backtick fence's info; to a closing fence
+#: at least as long, or the end of an unclosed one) or an inline span (``CODE_SPAN``).
+_CODE_RE = re.compile(
+    r"^[ \t]*(?:(?P<bt>`{3,})[^`\n]*|(?P<tl>~{3,})[^\n]*)"
+    r"(?:\n[\s\S]*?(?:^[ \t]*(?:(?P=bt)`*|(?P=tl)~*)[ \t]*$|\Z)|\Z)"
+    rf"|{CODE_SPAN.pattern}", re.MULTILINE)
 
 
 def outside_code(text: str, rewrite: Callable[[str], str]) -> str:

@@ -23,6 +23,8 @@ from core.retrieval.terms import STOPWORDS, content_terms
 
 #: A paragraph longer than this is quoted by its best sentences, not whole.
 LONG_PARAGRAPH = 450
+#: A lead-in sentence with fewer content words than this only points at what follows.
+LEAD_IN_TERMS = 4
 
 #: Multiple-choice options ("a) Local planner b) Global planner").
 _CHOICE_A = re.compile(r"(?:^|\s)[aA]\)\s")
@@ -142,17 +144,27 @@ def _without_overlap(chunk: RetrievedChunk, chunks: Sequence[RetrievedChunk]) ->
         return blocks
     before = next((c for c in chunks if c.source_document == chunk.source_document
                    and c.chunk_index == chunk.chunk_index - 1), None)
-    if before is not None and quote_key(blocks[0].text) in quote_key(before.content):
+    if before is not None and quote_key(before.content).endswith(quote_key(blocks[0].text)):
         return blocks[1:]
     return blocks
 
 
 def _without_lead_in(unit: Unit) -> list[Unit]:
-    """A paragraph less its last sentence, which introduced what is left out ("... as follows:")."""
-    sentences = split_prose(unit.block.text) if unit.block.kind == "para" else []
-    if len(sentences) < 2:
+    """A lead-in whose code is left out: its pointing words go, what it says stays.
+
+    "Shadow it as follows:" says nothing without its code and goes; "we'll convert our `String`
+    to bytes using the `as_bytes` method:" is the answer, and ends with a full stop instead.
+    """
+    if unit.block.kind != "para":
         return []
-    text = " ".join(sentences[:-1])
+    sentences = split_prose(unit.block.text)
+    if len(frozenset(unit_terms(sentences[-1]))) < LEAD_IN_TERMS:
+        sentences = sentences[:-1]
+    else:
+        sentences[-1] = sentences[-1].rstrip().removesuffix(":").rstrip() + "."
+    if not sentences:
+        return []
+    text = " ".join(sentences)
     terms = unit_terms(text)
     return [dataclasses.replace(unit, block=Block("para", text), terms=frozenset(terms),
                                 pairs=frozenset(itertools.pairwise(terms)))]

@@ -53,11 +53,11 @@ class SectionBuilder:
         self.paragraph: list[str] = []
         self.sections: list[Section] = []
         self.first_h1: str | None = None
-        #: The heading the page opens with, before any text: the page's title when it has no
-        #: ``# H1`` (mdBook's pages start at ``##``, some end with a "## Summary"). A page opening
-        #: with prose or a note, or with the first of many sections at one level ("## 0.47.3"
-        #: of a changelog: two or more later headings at its level or above), takes its title
-        #: from elsewhere.
+        #: The heading the page opens with, before any text: its title when it has no ``# H1``
+        #: and the heading names what the file name does (``core.ingest.loaders``; mdBook's pages
+        #: start at ``##``, some end with a "## Summary"). A page opening with prose or a note,
+        #: or with the first of many sections at one level ("## 0.47.3" of a changelog: two or
+        #: more later headings at its level or above), takes its title from elsewhere.
         self.opening_heading: str | None = None
         self._opening_level = 0
         self._opening_peers = 0
@@ -81,9 +81,9 @@ class SectionBuilder:
             self.stack.append((level, sys.intern(text) if len(text) < 200 else text))
 
     @property
-    def title(self) -> str | None:
-        """The first ``# H1``, else the heading the page opens with."""
-        return self.first_h1 or (self.opening_heading if self._opening_peers < 2 else None)
+    def opening(self) -> str | None:
+        """The heading the page opens with, unless it is only the first of several at its level."""
+        return self.opening_heading if self._opening_peers < 2 else None
 
     def end_paragraph(self) -> None:
         if self.paragraph:

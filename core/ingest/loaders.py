@@ -35,6 +35,7 @@ from core.ingest.notebook import read_notebook
 from core.ingest.templates import looks_like_templates, templates_to_markdown
 from core.ingest.text import decode_text, parse_plain_text
 from core.ingest.urls import document_url, prettify_stem
+from core.retrieval.terms import content_terms, is_number
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -78,6 +79,8 @@ class Parsed(NamedTuple):
     parser: str = ""
     #: What fingerprints the page when its bytes change more often than its text ("": the bytes).
     fingerprint: str = ""
+    #: The heading a page without a title opens with: its title when it names what the file does.
+    opening: str | None = None
 
 
 def _markdown(text: str, *, myst: bool = True) -> Parsed:
@@ -103,8 +106,9 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True
         parsers.append(INCLUDES_PARSER)
     if has_link_definitions(body):
         parsers.append(REFLINKS_PARSER)
-    h1, sections = parse_markdown(body)
-    return Parsed(text_value(front_matter.get("title")) or h1, sections, front_matter, "+".join(parsers))
+    page = parse_markdown(body)
+    title = text_value(front_matter.get("title")) or page.h1
+    return Parsed(title, page.sections, front_matter, "+".join(parsers), opening=page.opening)
 
 
 def _mdx(text: str) -> Parsed:
@@ -153,6 +157,15 @@ def is_supported(path: Path) -> bool:
     return path.suffix.lower() in SUPPORTED_SUFFIXES
 
 
+def _named_by_file(heading: str | None, relative: str) -> str | None:
+    """``heading`` when it shares a word with the file's name: "The Slice Type" for
+    ``ch04-03-slices.md``; "Requirements" opening ``install.md`` names a part of the page."""
+    if not heading:
+        return None
+    named = {t for t in content_terms(prettify_stem(relative)) if not is_number(t)}
+    return heading if named & set(content_terms(heading)) else None
+
+
 def load_file(
     path: Path, *, root: Path, base_url: str | None = None, follow_symlinks: bool = False
 ) -> LoadedDocument:
@@ -185,7 +198,7 @@ def load_file(
     relative = path.relative_to(root).as_posix()
     return LoadedDocument(
         source_document=relative,
-        title=clip_title(parsed.title or prettify_stem(relative)),
+        title=clip_title(parsed.title or _named_by_file(parsed.opening, relative) or prettify_stem(relative)),
         url=document_url(path, relative, base_url=base_url, front_matter=parsed.front_matter),
         sections=parsed.sections,
         raw_sha256=parsed.fingerprint or hashlib.sha256(raw).hexdigest(),

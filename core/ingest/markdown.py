@@ -13,6 +13,7 @@ reference links (``[text][ref]``) are written inline and their definitions left 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from core.ingest.document import Section, SectionBuilder
 from core.ingest.reflinks import definitions, inline_links
@@ -34,9 +35,10 @@ _ADMONITION = re.compile(
 #: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.md"',
 #: mdBook's "{{#include ../listings/main.rs}}" and "{{#rustdoc_include ...}}"): the site's build puts
 #: the file there, so the line itself says nothing to a reader.
-_MDBOOK_INCLUDE = re.compile(r"\{\{#[a-z_]*include[ \t]")
+_MDBOOK = r"\{\{#(?:[a-z_]*include|playground)[ \t]"
+_MDBOOK_INCLUDE = re.compile(_MDBOOK)
 INCLUDE_LINE = re.compile(
-    r"^[ \t]*(?:\{!.*!\}|\{\*.*\*\}|-+8<-+[ \t]+([\"']).*\1|\{\{#[a-z_]*include[ \t]+[^}]*\}\})[ \t]*$", re.M)
+    rf"^[ \t]*(?:\{{!.*!\}}|\{{\*.*\*\}}|-+8<-+[ \t]+([\"']).*\1|{_MDBOOK}[^}}]*\}}\}})[ \t]*$", re.M)
 #: A line of attributes for the next block: ``{#label}``, MyST's ``{.hide-header}``, kramdown's
 #: ``{: .note}``, ``{#intro .lead key="v"}``: markup for the site, nothing a reader sees.
 _ATTRIBUTE_LINE = re.compile(
@@ -54,13 +56,18 @@ _LABEL_ATTR = re.compile(r"""\blabel\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 
 
-def parse_markdown(text: str) -> tuple[str | None, list[Section]]:
-    """Parse Markdown/MDX (front matter already removed) into sections.
+class MarkdownPage(NamedTuple):
+    """What a Markdown page says of itself."""
 
-    Returns:
-        (the title: the first ``# H1``, else the heading the page opens with, or None; the
-        sections in document order).
-    """
+    #: The text of its first ``# H1``, or None.
+    h1: str | None
+    sections: list[Section]
+    #: The heading it opens with, before any text (``SectionBuilder.opening``), or None.
+    opening: str | None = None
+
+
+def parse_markdown(text: str) -> MarkdownPage:
+    """Parse Markdown/MDX (front matter already removed) into sections."""
     builder = SectionBuilder()
     runs = _split_fences(text.replace("\r\n", "\n").replace("\r", "\n"))
     defined = definitions("\n".join("\n".join(lines) for is_code, lines in runs if not is_code))
@@ -82,7 +89,8 @@ def parse_markdown(text: str) -> tuple[str | None, list[Section]]:
                 builder.paragraph.append(line.rstrip())
             else:
                 builder.end_paragraph()
-    return builder.title, builder.finish()
+    sections = builder.finish()
+    return MarkdownPage(builder.first_h1, sections, builder.opening)
 
 
 def has_link_definitions(text: str) -> bool:

@@ -4,23 +4,32 @@ mdBook's and Django REST framework's pages write most links this way, the defini
 gathered at the bottom. Read as they are, chat shows "[std::io::Stdin][iostdin]" and the
 chunks end in lines of addresses. Each reference becomes an inline link
 (``[text](https://...)``, which answers show as chat can follow it) and the definition
-lines go. A reference whose label is not defined stays as it is written: ``a[0][1]`` is
-an index.
+lines go. A reference whose label is not defined stays as it is written (``a[0][1]`` is
+an index), and so does what a code span writes.
 """
 
 from __future__ import annotations
 
 import re
 
-#: ``[label]: url`` or ``[label]: <url> "title"``, indented at most three spaces (CommonMark).
+from core.ingest.spans import CODE_SPAN
+
+#: ``[label]: url`` or ``[label]: <url> "title"``, indented at most three spaces (CommonMark); a
+#: footnote's ``[^1]: text`` is no link.
 _DEFINITION = re.compile(
-    r"^ {0,3}\[(?P<label>[^\]\n]+)\]:[ \t]*<?(?P<url>[^\s<>]+)>?"
+    r"^ {0,3}\[(?!\^)(?P<label>[^\[\]\n]+)\]:[ \t]*<?(?P<url>[^\s<>]+)>?"
     r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$",
     re.MULTILINE)
-#: ``[text][label]``, ``[text][]`` and ``![alt][label]``; the text may hold code spans.
-_FULL = re.compile(r"(?P<bang>!?)\[(?P<text>[^\]\n]+)\]\[(?P<label>[^\]\n]*)\]")
-#: ``[label]`` alone (a shortcut reference): not followed by ``(``, ``[`` or ``:``.
-_SHORTCUT = re.compile(r"(?P<bang>!?)(?<!\])\[(?P<text>[^\]\n]+)\](?![\[(:])")
+#: A link's text: no bracket, a line break within the paragraph (mdBook wraps its lines), or, in
+#: the second pass, one bracketed part (a badge's ``[![Build](badge.svg)][build]``).
+_FLAT = r"(?:[^\[\]\n]|\n(?![ \t]*\n))+"
+_NESTED = r"(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])+"
+#: ``[text][label]``, ``[text][]`` and ``![alt][label]``, inner ones first.
+_FULL = [re.compile(rf"(?P<bang>!?)\[(?P<text>{text})\]\[(?P<label>[^\[\]\n]*)\]")
+         for text in (_FLAT, _NESTED)]
+_ASIDE = re.compile(r"\x00(\d+)\x00")
+#: ``[label]`` alone (a shortcut reference): not after ``]``, not before ``(``, ``[`` or ``:``.
+_SHORTCUT = re.compile(rf"(?P<bang>!?)(?<!\])\[(?P<text>{_FLAT})\](?![\[(:])")
 
 
 def _key(label: str) -> str:
@@ -48,5 +57,18 @@ def inline_links(prose: str, defined: dict[str, str]) -> str:
         url = defined.get(_key(match["text"]))
         return match[0] if url is None else f"{match['bang']}[{match['text']}]({url})"
 
-    prose = _DEFINITION.sub("", prose)
-    return _SHORTCUT.sub(shortcut, _FULL.sub(full, prose))
+    def rewrite(text: str) -> str:
+        for pattern in _FULL:
+            text = pattern.sub(full, text)
+        return _SHORTCUT.sub(shortcut, text)
+
+    # What a code span writes is shown as it is ("`[dependencies]`" is a TOML table), but a span
+    # may be a link's text ("[`Stdin`][stdin]"): spans are set aside while links are read.
+    spans: list[str] = []
+
+    def aside(match: re.Match[str]) -> str:
+        spans.append(match[0])
+        return f"\x00{len(spans) - 1}\x00"
+
+    read = rewrite(CODE_SPAN.sub(aside, _DEFINITION.sub("", prose)))
+    return _ASIDE.sub(lambda match: spans[int(match[1])], read)

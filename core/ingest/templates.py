@@ -16,10 +16,10 @@ they name, as the site shows them. Other tags inside a line of prose, and anythi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from core.ingest.document import with_lead
 from core.ingest.markdown import Fences
+from core.ingest.spans import outside_code_spans
 
 #: A line that is one tag: ``{% name args %}`` (``{%-`` trims), ``{{< name args >}}``, ``{{% name %}}``.
 _TAG = re.compile(
@@ -35,8 +35,6 @@ _OPENS_LINE = re.compile(
     r"[ \t]+(?=\S)")
 _CLOSES_LINE = re.compile(
     r"(?<=\S)[ \t]+(\{%-?[ \t]*end[\w-]*[ \t]*-?%\}|\{\{[<%][ \t]*/[^{}\n]*?[>%]\}\})[ \t]*$")
-#: A code span: a ref written there is shown, not followed.
-_CODE_SPAN = re.compile(r"(`+)[^`\n].*?\1")
 #: Hugo's link to a page: ``{{< relref "cli#install" >}}`` -> ``cli#install``.
 _REF = re.compile(r"""\{\{[<%][ \t]*(?:rel)?ref[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|([^\s>%]+))[ \t]*[>%]\}\}""")
 _TITLE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')""")
@@ -79,7 +77,8 @@ def _own_lines(lines: list[str]) -> list[str]:
         if fences.code(line):
             out.append(line)
             continue
-        line = _outside_code(line, lambda part: _REF.sub(lambda m: m[1] or m[2] or m[3] or "", part))
+        # A ref written in a code span is shown, not followed.
+        line = outside_code_spans(line, lambda part: _REF.sub(lambda m: m[1] or m[2] or m[3] or "", part))
         opening = _OPENS_LINE.match(line)
         if opening is not None and (opening["liquid"] or opening["hugo"] or "").lower() in _NOTES:
             out.append(opening[1])
@@ -90,15 +89,6 @@ def _own_lines(lines: list[str]) -> list[str]:
         else:
             out.append(line)
     return out
-
-
-def _outside_code(line: str, rewrite: Callable[[str], str]) -> str:
-    """``line`` with ``rewrite`` applied to the text between its code spans."""
-    out, end = [], 0
-    for span in _CODE_SPAN.finditer(line):
-        out += [rewrite(line[end:span.start()]), span[0]]
-        end = span.end()
-    return "".join([*out, rewrite(line[end:])])
 
 
 def _name(tag: re.Match[str]) -> str:

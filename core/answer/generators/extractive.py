@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from core.answer.blocks import parse_blocks
 from core.answer.citations import neutralize_mentions
 from core.answer.excerpt import choose_excerpts
 from core.answer.links import shown_links
@@ -68,9 +69,11 @@ class ExtractiveGenerator:
         if excerpts:
             text = "\n\n".join(excerpts)
         else:
-            # Nothing shares a word with the question: quote the top chunk's opening rather
-            # than saying nothing, still cited.
-            first = _SPACE_RE.sub(" ", shown_links(chunks[0].content, page_url=chunks[0].url)).strip()
+            # Nothing shares a word with the question: quote the top chunk's first prose rather
+            # than saying nothing, still cited (its code may be an include of a file not there).
+            prose = (b.text for b in parse_blocks(chunks[0].content) if b.kind in ("para", "list"))
+            opening = next(prose, "")
+            first = _SPACE_RE.sub(" ", shown_links(opening, page_url=chunks[0].url)).strip()
             snippet = first if len(first) <= 300 else first[:300].rsplit(" ", 1)[0] + " …"
             text = f"{snippet or chunks[0].title} [1]"
         # Quoted text comes from documents, which anyone may have written: never let

@@ -251,6 +251,20 @@ def test_code_is_never_read_for_citations() -> None:
     assert [s.chunk_id for s in sources] == ["c3"]
     assert strip_citations("Use `x[1]` here [2].") == "Use `x[1]` here ."
     assert cited_indices("A fence opens lines only: ```dotenv A=1 [2]") == [2]
+    # A line opening with a one-line span is no fence; a longer closing fence closes one.
+    assert cited_indices("```npm i``` installs it [2].\n\nThen run it [3].") == [2, 3]
+    assert cited_indices("```\ngrid[1][1] = 0\n````\n\nSee [1].") == [1]
+    assert renumber_citations("A [3].\n\n```\ngrid[1][1] = 0\n```", [NODES, URDF, GAZEBO])[0] == (
+        "A [1].\n\n```\ngrid[1][1] = 0\n```")  # "[1][1]" said once only in prose
+
+
+@pytest.mark.parametrize("text", ["x" + "`" * 100_000, "a`" * 50_000, "```\n" + "x\n" * 50_000,
+                                  "".join("a" + "`" * k for k in range(1, 400))])
+def test_reading_code_for_citations_stays_linear_on_runs_of_backticks(text: str) -> None:
+    # Each run of backticks is tried once: quadratic, 100,000 of them took two minutes.
+    from core.answer.citations import cited_indices
+
+    assert cited_indices(text + " [1]") in ([1], [])
 
 
 def test_a_page_quoted_from_two_sections_is_named_by_what_they_share() -> None:
@@ -679,6 +693,7 @@ def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
     ("```[GUI] ready```", "```[GUI] ready```"),  # one line of code between fences: as written
     ("```{code-block} python", "```python"),
     ("```sh [npm]", "npm:\n```sh"),  # a tab of VitePress' code group
+    ('```go {linenos=table,hl_lines=[8,"15-17"]}', "```go"),  # Hugo's lines, no label
 ])
 def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown: str) -> None:
     body = "" if fence.endswith("```") and fence.count("```") == 2 else "\nx = 1\n```"
@@ -688,8 +703,10 @@ def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown:
 
 def test_a_twoslash_snippet_is_quoted_as_the_page_shows_it() -> None:
     code = ("```ts twoslash\nimport 'vite/client'\n// ---cut---\nimport raw from './a.glsl?raw'\n//     ^?\n"
-            "// @errors: 2304\nconsole.log(raw)\n// ---cut-after---\nexport {}\n```")
-    assert render_block(Block("code", code)) == "```ts\nimport raw from './a.glsl?raw'\nconsole.log(raw)\n```"
+            "// @errors: 2304\n// @ts-expect-error\nconsole.log(raw)\n// ---cut-start---\nhidden()\n"
+            "// ---cut-end---\nshown()\n// ---cut-after---\nexport {}\n```")
+    assert render_block(Block("code", code)) == (
+        "```ts\nimport raw from './a.glsl?raw'\n// @ts-expect-error\nconsole.log(raw)\nshown()\n```")
 
 
 def test_a_listing_included_from_a_file_is_left_out_with_its_lead_in() -> None:
@@ -698,6 +715,21 @@ def test_a_listing_included_from_a_file_is_left_out_with_its_lead_in() -> None:
                     "The value of x is then 12 inside the inner scope.")
     text = ExtractiveGenerator().answer(request("how does shadowing a variable work?", [page])).text
     assert "rustdoc_include" not in text and "as follows:" not in text and "Shadowing hides" in text
+
+
+def test_a_lead_in_saying_something_keeps_it_when_its_listing_is_left_out() -> None:
+    listing = "```rust\n{{#rustdoc_include ../listings/a.rs}}\n```"
+    page = chunk(1, "We check every byte for a space. Because of that, we'll convert our `String` to an "
+                    f"array of bytes using the `as_bytes` method:\n\n{listing}")
+    asked = "how do i convert a String to an array of bytes?"
+    text = ExtractiveGenerator().answer(request(asked, [page])).text
+    assert "using the `as_bytes` method. [1]" in text and "rustdoc_include" not in text
+
+
+def test_with_nothing_sharing_a_word_the_opening_prose_is_quoted_not_code() -> None:
+    page = chunk(1, "```rust\n{{#include ../listings/a.rs}}\n```\n\nSlices let you reference part of a list.")
+    text = ExtractiveGenerator().answer(request("zzz qqq?", [page])).text
+    assert text == "Slices let you reference part of a list. [1]"
 
 
 def test_a_wrapped_list_item_reads_as_one_line_and_nested_items_stay() -> None:

@@ -146,7 +146,7 @@ def test_property_every_chunk_has_balanced_fences_and_bounded_size(seed: int) ->
             parts.append("\n".join(f"- {sentence(rng, 6)}" for _ in range(rng.randint(2, 30))))
         else:
             parts.append(paragraph(rng, rng.randint(1, 15)))
-    _, sections = parse_markdown("\n\n".join(parts))
+    sections = parse_markdown("\n\n".join(parts)).sections
     target, maximum = rng.choice([(400, 600), (1200, 2000)])
     chunks = chunk_document(doc(sections), target_chars=target, max_chars=maximum, overlap_chars=80)
     assert [c.chunk_index for c in chunks] == list(range(len(chunks)))

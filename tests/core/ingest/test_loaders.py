@@ -121,11 +121,15 @@ def test_title_falls_back_to_h1_then_file_name(tmp_path: Path) -> None:
     assert prettify_stem("module-1/index.md") == "Module 1"
 
 
-def test_a_page_opening_with_a_heading_is_titled_by_it_without_an_h1() -> None:
+def test_a_page_opening_with_a_heading_is_titled_by_it_when_it_names_the_file(tmp_path: Path) -> None:
     # mdBook's pages start at "##" and may end with a "## Summary".
-    page = "## The Slice Type\n\ntext\n\n### String slices\n\nmore\n\n## Summary\n\nend\n"
-    assert parse_markdown(page)[0] == "The Slice Type"
-    assert parse_markdown("## Part\n\ntext\n\n# The H1\n\nmore\n")[0] == "The H1"  # an H1 wins
+    (tmp_path / "ch04-03-slices.md").write_text(
+        "## The Slice Type\n\ntext\n\n### String slices\n\nmore\n\n## Summary\n\nend\n", encoding="utf-8")
+    assert load_file(tmp_path / "ch04-03-slices.md", root=tmp_path).title == "The Slice Type"
+    # An opening heading naming only a part of the page ("Requirements" of install.md) is no title.
+    (tmp_path / "install.md").write_text("## Requirements\n\ntext\n\n## Steps\n\nmore\n", encoding="utf-8")
+    assert load_file(tmp_path / "install.md", root=tmp_path).title == "Install"
+    assert parse_markdown("## Part\n\ntext\n\n# The H1\n\nmore\n").h1 == "The H1"  # an H1 wins
 
 
 @pytest.mark.parametrize("text", [
@@ -134,11 +138,11 @@ def test_a_page_opening_with_a_heading_is_titled_by_it_without_an_h1() -> None:
     "## 0.47.3 (August 24, 2025)\n\nFixed.\n\n## 0.47.2\n\nFixed.\n\n## 0.47.1\n\nFixed.\n",  # a changelog
 ])
 def test_a_page_opening_otherwise_keeps_its_title_from_elsewhere(text: str) -> None:
-    assert parse_markdown(text)[0] is None
+    assert parse_markdown(text).opening is None
 
 
 def test_mkdocs_anchor_and_setext_headings() -> None:
-    h1, sections = parse_markdown("Title\n=====\n\nintro\n\nPart { #part }\n----\n\nbody\n")
+    h1, sections, _ = parse_markdown("Title\n=====\n\nintro\n\nPart { #part }\n----\n\nbody\n")
     assert h1 == "Title"
     assert [(s.headings, s.blocks) for s in sections] == [
         (["Title"], ["intro"]), (["Title", "Part"], ["body"]),
@@ -147,7 +151,7 @@ def test_mkdocs_anchor_and_setext_headings() -> None:
 
 def test_fences_inside_lists_and_unclosed_fences_are_whole_blocks() -> None:
     text = "1. Run it:\n   ```bash\n   ros2 run\n\n   echo done\n   ```\n2. Next\n\n~~~\nopen <b>\n"
-    _, sections = parse_markdown(text)
+    sections = parse_markdown(text).sections
     blocks = sections[0].blocks
     assert "```bash\nros2 run\n\necho done\n```" in blocks  # blank line inside code does not split it
     assert blocks[-1] == "~~~\nopen <b>\n~~~"  # an unclosed fence is closed, its text kept raw

@@ -23,7 +23,7 @@ let install = [install];
 
 
 def test_references_become_inline_links_and_definitions_go() -> None:
-    _, sections = parse_markdown(PAGE)
+    sections = parse_markdown(PAGE).sections
     assert sections[0].blocks == [
         "Go to [the install page](https://www.rust-lang.org/tools/install)  and read "
         "[`std::io::Stdin`](../std/io/struct.Stdin.html),\n[Prelude](../std/prelude/index.html) or "
@@ -37,6 +37,23 @@ def test_what_no_definition_names_stays_as_written() -> None:
     assert inline_links(prose, definitions(prose)) == prose
     assert inline_links("See [docs].\n\n[docs]: https://d.test", {"docs": "https://d.test"}) == (
         "See [docs](https://d.test).\n\n")
+
+
+def test_wrapped_text_badges_code_spans_and_footnotes() -> None:
+    defined = {"ch6": "ch06.md", "build-badge": "b.svg", "build-url": "https://ci.test",
+               "dependencies": "d.md", "b": "b.md", "stdin": "s.html"}
+    assert inline_links("see [Chapter\n6][ch6]", defined) == "see [Chapter\n6](ch06.md)"
+    assert inline_links("[Chapter\n\n6][ch6]", defined) == "[Chapter\n\n6][ch6]"  # no link spans a paragraph
+    assert inline_links("[![Build][build-badge]][build-url]", defined) == "[![Build](b.svg)](https://ci.test)"
+    assert inline_links("Add a `[dependencies]` table, `m[a][b]`, [`Stdin`][stdin].", defined) == (
+        "Add a `[dependencies]` table, `m[a][b]`, [`Stdin`](s.html).")
+    assert definitions("[^1]: Deprecated.\n[x]: https://x.test") == {"x": "https://x.test"}
+
+
+def test_reading_reference_links_stays_linear_on_runs_of_brackets() -> None:
+    # Every "[" scanned to the end of its line: 100,000 of them took minutes.
+    for text in ("[" * 100_000, "[a\n" * 30_000, "[" * 50_000 + "a" + "]" * 50_000):
+        assert inline_links(text, {"a": "u"}).count("[") >= text.count("[") - 1
 
 
 def test_pages_defining_links_are_chunked_again_once(tmp_path: Path) -> None:
