@@ -253,28 +253,24 @@ def _plain_fence(line: str) -> tuple[str, str]:
 #: hidden, and ``// ^?`` or ``// @errors: 2304`` lines are notes to the compiler (TypeScript's own
 #: ``// @ts-expect-error`` is shown).
 _TWOSLASH_RE = re.compile(r"\btwoslash\b")
-_CUT_RE = re.compile(r"^\s*//\s*---cut(?:-before)?---\s*$")
-_CUT_AFTER_RE = re.compile(r"^\s*//\s*---cut-after---\s*$")
-_CUT_START_RE = re.compile(r"^\s*//\s*---cut-start---\s*$")
-_CUT_END_RE = re.compile(r"^\s*//\s*---cut-end---\s*$")
+_CUT_RE = re.compile(r"^\s*//\s*---cut(?P<kind>|-before|-after|-start|-end)---\s*$")
 _TWOSLASH_NOTE_RE = re.compile(r"^\s*//\s*(?:\^[?|]|@(?!ts-)\w+).*$")
 
 
 def _shown_by_twoslash(lines: list[str]) -> list[str]:
     """The lines of a twoslash snippet the page shows (its closing fence included)."""
-    cuts = [i for i, line in enumerate(lines) if _CUT_RE.match(line)]
-    if cuts:
-        lines = lines[cuts[-1] + 1:]
-    ends = [i for i, line in enumerate(lines) if _CUT_AFTER_RE.match(line)]
-    if ends:
-        lines = [*lines[:ends[0]], *lines[-1:]]  # the closing fence stays
+    cuts = [(i, match["kind"]) for i, line in enumerate(lines) if (match := _CUT_RE.match(line))]
+    before = [i for i, kind in cuts if kind in ("", "-before")]
+    after = [i for i, kind in cuts if kind == "-after"]
+    end = after[0] if after else len(lines) - 1  # the closing fence stays
     shown, hidden = [], False
-    for line in lines:
-        if _CUT_START_RE.match(line) or _CUT_END_RE.match(line):
-            hidden = _CUT_START_RE.match(line) is not None
-        elif not hidden and not _TWOSLASH_NOTE_RE.match(line):
+    for i, line in enumerate(lines[:end]):
+        cut = _CUT_RE.match(line)
+        if cut is not None:
+            hidden = cut["kind"] == "-start"
+        elif not hidden and (not before or i > before[-1]) and not _TWOSLASH_NOTE_RE.match(line):
             shown.append(line)
-    return shown
+    return [*shown, *lines[-1:]]
 
 
 def rarity(total: int, holding: int) -> float:
