@@ -228,20 +228,22 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
 
 #: A fence's info string: the language, then attributes chat cannot read (``title="pyproject.toml"``,
 #: ``hl_lines="4"``, ``linenums="1"``), or ``{ .dockerfile .annotate }``.
-_FENCE_INFO_RE = re.compile(r"^(\s*(?:`{3,}|~{3,}))[ \t]*(.*?)[ \t]*$")
+_FENCE_INFO_RE = re.compile(r"^(\s*(?:`{3,}|~{3,}))(.*)$")  # the info is stripped after: linear
 _LANGUAGE_RE = re.compile(r"\{?\s*\.?([\w+#-]+)")
 #: ... and VitePress' code-group tab label ending it: ```` ```sh [npm] ```` (not ``hl_lines=[8]``).
-_TITLE_RE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')|(?:^|\s)\[([^\]\n]+)\]\s*$""")
+_TITLE_RE = re.compile(
+    r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')|(?:^|\s)\[([^\[\]\n]+)\](?:\{[^{}\n]*\})?\s*$""")
 
 
 def _plain_fence(line: str) -> tuple[str, str]:
     """A fence line with only its language left, and the title its attributes give ("": none)."""
     match = _FENCE_INFO_RE.match(line)
-    if match is None or not match[2] or "`" in match[2]:  # "```text```" on one line is no fence
+    given = match[2].strip() if match is not None else ""
+    if match is None or not given or "`" in given:  # "```text```" on one line is no fence
         return line, ""
-    if re.fullmatch(r"[\w+#.-]+", match[2]):
-        return match[1] + match[2], ""
-    info = re.sub(r"^\{(?:code-block|code|sourcecode|code-cell)\}\s*", "", match[2])  # MyST's, unread
+    if re.fullmatch(r"[\w+#.-]+", given):
+        return match[1] + given, ""
+    info = re.sub(r"^\{(?:code-block|code|sourcecode|code-cell)\}\s*", "", given)  # MyST's, unread
     language = _LANGUAGE_RE.match(info)
     keep = language[1] if language is not None and "=" not in info[: language.end() + 1] else ""
     title = _TITLE_RE.search(info)
@@ -262,7 +264,8 @@ def _shown_by_twoslash(lines: list[str]) -> list[str]:
     cuts = [(i, match["kind"]) for i, line in enumerate(lines) if (match := _CUT_RE.match(line))]
     before = [i for i, kind in cuts if kind in ("", "-before")]
     after = [i for i, kind in cuts if kind == "-after"]
-    end = after[0] if after else len(lines) - 1  # the closing fence stays
+    fence = lines[-1:] if lines and _FENCE_RE.match(lines[-1]) else []  # the closing fence stays
+    end = after[0] if after else len(lines) - len(fence)
     shown, hidden = [], False
     for i, line in enumerate(lines[:end]):
         cut = _CUT_RE.match(line)
@@ -270,7 +273,7 @@ def _shown_by_twoslash(lines: list[str]) -> list[str]:
             hidden = cut["kind"] == "-start"
         elif not hidden and (not before or i > before[-1]) and not _TWOSLASH_NOTE_RE.match(line):
             shown.append(line)
-    return [*shown, *lines[-1:]]
+    return [*shown, *fence]
 
 
 def rarity(total: int, holding: int) -> float:

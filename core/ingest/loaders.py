@@ -16,7 +16,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from core.errors import IngestSourceError
@@ -34,7 +34,7 @@ from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
 from core.ingest.templates import looks_like_templates, templates_to_markdown
 from core.ingest.text import decode_text, parse_plain_text
-from core.ingest.urls import document_url, prettify_stem
+from core.ingest.urls import INDEX_STEMS, document_url, prettify_stem
 from core.retrieval.terms import content_terms, is_number
 
 __all__ = [
@@ -162,6 +162,8 @@ def _named_by_file(heading: str | None, relative: str) -> str | None:
     ``ch04-03-slices.md``; "Requirements" opening ``install.md`` names a part of the page."""
     if not heading:
         return None
+    if PurePosixPath(relative).stem.lower() in INDEX_STEMS:
+        return heading  # an index page's name is its folder's: its opening heading says more
     named = {t for t in content_terms(prettify_stem(relative)) if not is_number(t)}
     return heading if named & set(content_terms(heading)) else None
 

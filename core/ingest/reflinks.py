@@ -50,11 +50,11 @@ def inline_links(prose: str, defined: dict[str, str]) -> str:
         return prose
 
     def full(match: re.Match[str]) -> str:
-        url = defined.get(_key(match["label"] or match["text"]))
+        url = defined.get(_key(back(match["label"] or match["text"])))
         return match[0] if url is None else f"{match['bang']}[{match['text']}]({url})"
 
     def shortcut(match: re.Match[str]) -> str:
-        url = defined.get(_key(match["text"]))
+        url = defined.get(_key(back(match["text"])))
         return match[0] if url is None else f"{match['bang']}[{match['text']}]({url})"
 
     def rewrite(text: str) -> str:
@@ -64,11 +64,14 @@ def inline_links(prose: str, defined: dict[str, str]) -> str:
 
     # What a code span writes is shown as it is ("`[dependencies]`" is a TOML table), but a span
     # may be a link's text ("[`Stdin`][stdin]"): spans are set aside while links are read.
+    # NUL marks a span set aside; a page's own is no character (CommonMark reads it as U+FFFD).
     spans: list[str] = []
 
     def aside(match: re.Match[str]) -> str:
         spans.append(match[0])
         return f"\x00{len(spans) - 1}\x00"
 
-    read = rewrite(CODE_SPAN.sub(aside, _DEFINITION.sub("", prose)))
-    return _ASIDE.sub(lambda match: spans[int(match[1])], read)
+    def back(text: str) -> str:
+        return _ASIDE.sub(lambda match: spans[int(match[1])], text)
+
+    return back(rewrite(CODE_SPAN.sub(aside, _DEFINITION.sub("", prose.replace("\x00", "\ufffd")))))

@@ -694,6 +694,8 @@ def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
     ("```{code-block} python", "```python"),
     ("```sh [npm]", "npm:\n```sh"),  # a tab of VitePress' code group
     ('```go {linenos=table,hl_lines=[8,"15-17"]}', "```go"),  # Hugo's lines, no label
+    ("```ts [foo.ts]{2}", "foo.ts:\n```ts"),
+    ("```js" + " [" * 50_000, "```js"),  # read in one pass: quadratic, this took minutes
 ])
 def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown: str) -> None:
     body = "" if fence.endswith("```") and fence.count("```") == 2 else "\nx = 1\n```"
@@ -707,6 +709,11 @@ def test_a_twoslash_snippet_is_quoted_as_the_page_shows_it() -> None:
             "// ---cut-end---\nshown()\n// ---cut-after---\nexport {}\n```")
     assert render_block(Block("code", code)) == (
         "```ts\nimport raw from './a.glsl?raw'\n// @ts-expect-error\nconsole.log(raw)\nshown()\n```")
+    from core.answer.blocks import _shown_by_twoslash
+
+    # A snippet a chunk cut before its closing fence keeps its last line of code.
+    assert _shown_by_twoslash(["a", "// ---cut---", "b", "// ^?"]) == ["b"]
+    assert _shown_by_twoslash(["a", "b"]) == ["a", "b"]
 
 
 def test_a_listing_included_from_a_file_is_left_out_with_its_lead_in() -> None:

@@ -130,6 +130,10 @@ def test_a_page_opening_with_a_heading_is_titled_by_it_when_it_names_the_file(tm
     (tmp_path / "install.md").write_text("## Requirements\n\ntext\n\n## Steps\n\nmore\n", encoding="utf-8")
     assert load_file(tmp_path / "install.md", root=tmp_path).title == "Install"
     assert parse_markdown("## Part\n\ntext\n\n# The H1\n\nmore\n").h1 == "The H1"  # an H1 wins
+    # An index page is named after its folder: its opening heading says more.
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "guide" / "index.md").write_text("## Getting Started\n\ntext\n", encoding="utf-8")
+    assert load_file(tmp_path / "guide" / "index.md", root=tmp_path).title == "Getting Started"
 
 
 @pytest.mark.parametrize("text", [

@@ -50,6 +50,16 @@ def test_wrapped_text_badges_code_spans_and_footnotes() -> None:
     assert definitions("[^1]: Deprecated.\n[x]: https://x.test") == {"x": "https://x.test"}
 
 
+def test_a_code_span_may_be_the_label_and_a_nul_is_no_marker() -> None:
+    url = "https://x.test"
+    for text in ("[`x`]", "[`x`][]", "[t][`x`]"):
+        assert inline_links(text, {"`x`": url}).endswith(f"]({url})")
+    assert parse_markdown("Use [`x`] now.\n\n[`x`]: https://x.test").sections[0].blocks == [
+        "Use [`x`](https://x.test) now."]
+    # The page's own NULs (CommonMark reads them as U+FFFD) never stand for a span set aside.
+    assert inline_links("\x000\x00 [`q`][a]", {"a": "u"}) == "\ufffd0\ufffd [`q`](u)"
+
+
 def test_reading_reference_links_stays_linear_on_runs_of_brackets() -> None:
     # Every "[" scanned to the end of its line: 100,000 of them took minutes.
     for text in ("[" * 100_000, "[a\n" * 30_000, "[" * 50_000 + "a" + "]" * 50_000):
