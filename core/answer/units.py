@@ -155,9 +155,9 @@ def _without_lead_in(unit: Unit) -> list[Unit]:
     "Shadow it as follows:" says nothing without its code and goes; "we'll convert our `String`
     to bytes using the `as_bytes` method:" is the answer, and ends with a full stop instead.
     """
-    if unit.block.kind != "para":
+    sentences = split_prose(unit.block.text) if unit.block.kind == "para" else []
+    if not sentences:
         return []
-    sentences = split_prose(unit.block.text)
     if len(frozenset(unit_terms(sentences[-1]))) < LEAD_IN_TERMS:
         sentences = sentences[:-1]
     else:
