@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from core.ingest.spans import CODE_SPAN
+from core.ingest.spans import CODE_SPAN, outside_code_spans
 from core.models import RetrievedChunk, Source
 
 #: ``[1]``, ``[2, 3]``, ``[1;2]`` and ranges ``[1-3]``; each group is one marker.
@@ -37,14 +37,7 @@ _CODE_RE = re.compile(
 
 def outside_code(text: str, rewrite: Callable[[str], str]) -> str:
     """``text`` with ``rewrite`` applied to its prose only, code blocks and spans left as they are."""
-    parts: list[str] = []
-    last = 0
-    for match in _CODE_RE.finditer(text):
-        parts.append(rewrite(text[last:match.start()]))
-        parts.append(match.group(0))
-        last = match.end()
-    parts.append(rewrite(text[last:]))
-    return "".join(parts)
+    return outside_code_spans(text, rewrite, code=_CODE_RE)
 
 
 def without_code(text: str) -> str:

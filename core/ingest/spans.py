@@ -13,10 +13,10 @@ from collections.abc import Callable
 CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)[^\n]*?(?<!`)(?P=ticks)(?!`)")
 
 
-def outside_code_spans(text: str, rewrite: Callable[[str], str]) -> str:
-    """``text`` with ``rewrite`` applied to what lies between its code spans."""
+def outside_code_spans(text: str, rewrite: Callable[[str], str], *, code: re.Pattern[str] = CODE_SPAN) -> str:
+    """``text`` with ``rewrite`` applied to what lies between its code spans (or what ``code`` finds)."""
     out, end = [], 0
-    for span in CODE_SPAN.finditer(text):
+    for span in code.finditer(text):
         out += [rewrite(text[end:span.start()]), span[0]]
         end = span.end()
     return "".join([*out, rewrite(text[end:])])
