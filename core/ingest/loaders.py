@@ -25,6 +25,7 @@ from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import (
     has_attribute_lines,
+    has_entities,
     has_link_definitions,
     has_mdbook_includes,
     parse_markdown,
@@ -66,6 +67,8 @@ ATTRIBUTES_PARSER = "attributes-1"
 INCLUDES_PARSER = "includes-1"
 #: Pages defining reference links (``[ref]: url``), whose references and definitions were read as text before.
 REFLINKS_PARSER = "reflinks-1"
+#: Pages with character references (``&mdash;``), which were read as written before.
+ENTITIES_PARSER = "entities-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -106,6 +109,8 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True
         parsers.append(INCLUDES_PARSER)
     if has_link_definitions(body):
         parsers.append(REFLINKS_PARSER)
+    if has_entities(body):
+        parsers.append(ENTITIES_PARSER)
     page = parse_markdown(body)
     title = text_value(front_matter.get("title")) or page.h1
     return Parsed(title, page.sections, front_matter, "+".join(parsers), opening=page.opening)

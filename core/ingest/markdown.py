@@ -7,16 +7,19 @@ inner text are kept), ``{ #anchor }`` heading ids and the lines of MkDocs' ``{* 
 mdBook's ``{{#include file}}`` that include a file (it is not there to read; a code block of them
 is kept, and answers leave it out with what introduces it: ``Block.is_unreadable``);
 reference links (``[text][ref]``) are written inline and their definitions left out
-(``core.ingest.reflinks``).
+(``core.ingest.reflinks``). Character references (``&mdash;``, ``&#124;``) read as the characters
+a browser shows (``ENTITY``), outside code spans.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import NamedTuple
 
 from core.ingest.document import Section, SectionBuilder
 from core.ingest.reflinks import definitions, inline_links
+from core.ingest.spans import outside_code_spans
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -54,6 +57,8 @@ _BLOCK_TAGS = frozenset(
 )
 _LABEL_ATTR = re.compile(r"""\blabel\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+#: A character reference, as CommonMark reads one: named (``&vert;``), decimal or hexadecimal.
+ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
 class MarkdownPage(NamedTuple):
@@ -76,6 +81,7 @@ def parse_markdown(text: str) -> MarkdownPage:
             builder.block("\n".join(lines))
             continue
         for line in clean_prose(inline_links("\n".join(lines), defined)).split("\n"):
+            line = decode_entities(line)
             heading = _ATX.match(line)
             if heading:
                 builder.heading(len(heading.group(1)), _heading_text(heading.group(2) or ""))
@@ -101,6 +107,29 @@ def has_link_definitions(text: str) -> bool:
 def has_mdbook_includes(text: str) -> bool:
     """Whether ``text`` includes files the mdBook way (``{{#include ../listings/a.rs}}``)."""
     return _MDBOOK_INCLUDE.search(text) is not None
+
+
+def has_entities(text: str) -> bool:
+    """Whether ``text`` holds a character reference (``&mdash;``), which reading turns into its character."""
+    return "&" in text and ENTITY.search(text) is not None
+
+
+def decode_entities(line: str) -> str:
+    """``line`` with its character references outside code spans read as their characters.
+
+    A ``|`` written as ``&#124;`` or ``&vert;`` in a table row is a cell's text, not a column's
+    edge: it becomes ``\\|``, Markdown's way of writing a pipe inside a cell. An unknown name
+    (``&s2;``) stays as written.
+    """
+    if "&" not in line:
+        return line
+    in_table = line.lstrip().startswith("|")  # a table row, as answers read one (``blocks._TABLE_RE``)
+
+    def character(match: re.Match[str]) -> str:
+        text = html.unescape(match[0])
+        return "\\|" if text == "|" and in_table else text
+
+    return outside_code_spans(line, lambda part: ENTITY.sub(character, part))
 
 
 def has_attribute_lines(text: str) -> bool:

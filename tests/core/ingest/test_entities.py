@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.ingest.loaders import load_file
+from core.ingest.markdown import decode_entities, parse_markdown
+
+
+@pytest.mark.parametrize(
+    ("line", "read"),
+    [
+        ("taxonomy labels &mdash; that is, tags", "taxonomy labels \u2014 that is, tags"),
+        ("Tom &amp; Jerry &#8594; &#x2192; &lt;div&gt;", "Tom & Jerry \u2192 \u2192 <div>"),
+        ("an unknown &s2; name, a bare & and &amp without a semicolon", None),
+        ("keep `&amp;` and ``a &lt; b`` as code, read &lt; here", "keep `&amp;` and ``a &lt; b`` as code, read < here"),
+        ("| `|` | <code>pat &vert; pat</code> &#124; x |", "| `|` | <code>pat \\| pat</code> \\| x |"),
+        ("a || b, written a &#124;&#124; b", "a || b, written a || b"),
+    ],
+)
+def test_character_references_read_as_a_browser_shows_them(line: str, read: str | None) -> None:
+    assert decode_entities(line) == (line if read is None else read)
+
+
+def test_a_page_reads_its_references_outside_code_blocks() -> None:
+    page = parse_markdown(
+        "# Pipes &amp; filters\n\n| op | example |\n|---|---|\n| <code>&vert;</code> | "
+        "<code>a &vert; b</code> |\n\nOr &mdash; in a block:\n\n```html\n&lt;p&gt;\n```\n")
+    assert page.h1 == "Pipes & filters"
+    assert page.sections[0].blocks[0].split("\n")[2] == "| \\| | a \\| b |"
+    assert "Or \u2014 in a block:" in page.sections[0].blocks
+    assert "```html\n&lt;p&gt;\n```" in page.sections[0].blocks
+
+
+def test_pages_with_references_are_chunked_again_once(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nOne &mdash; two.\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("# B\n\nOne & two.\n", encoding="utf-8")
+    assert load_file(tmp_path / "a.md", root=tmp_path).parser == "entities-1"
+    assert load_file(tmp_path / "b.md", root=tmp_path).parser == ""
+
+
+def test_reading_references_stays_linear() -> None:
+    line = "&" * 100_000 + "&#" * 50_000
+    assert decode_entities(line) == line
