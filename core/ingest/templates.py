@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from core.ingest.document import with_lead
-from core.ingest.markdown import Fences
+from core.ingest.markdown import Fences, fence_opening
 from core.ingest.spans import outside_code_spans
 
 #: A line that is one tag: ``{% name args %}`` (``{%-`` trims), ``{{< name args >}}``, ``{{% name %}}``.
@@ -27,7 +27,7 @@ _TAG = re.compile(
     r"|\{\{[<%][ \t]*(?P<close>/)?[ \t]*(?P<hugo>[\w/.-]+)(?P<hargs>.*?)[>%]\}\})[ \t]*$"
 )
 _ONE_TAG = r"(?:\{%-?[ \t]*[\w-]+.*?-?%\}|\{\{[<%].*?[>%]\}\})"
-_SIGNS = re.compile(rf"^[ \t]*{_ONE_TAG}[ \t]*$|\{{\{{[<%][ \t]*(?:rel)?ref[ \t]", re.M)
+_SIGNS = re.compile(rf"^[ \t]*{_ONE_TAG}[ \t]*$|\{{\{{[<%](?:[ \t]*(?:rel)?ref[ \t]|/\*)", re.M)
 #: A note's tag opening a line of prose, or a closing tag ending one: each is read as a line of its
 #: own. Other tags in prose ("{{< kbd "Ctrl" >}} + C copies") stay where they are.
 _OPENS_LINE = re.compile(
@@ -37,7 +37,16 @@ _CLOSES_LINE = re.compile(
     r"(?<=\S)[ \t]+(\{%-?[ \t]*end[\w-]*[ \t]*-?%\}|\{\{[<%][ \t]*/[^{}\n]*?[>%]\}\})[ \t]*$")
 #: Hugo's link to a page: ``{{< relref "cli#install" >}}`` -> ``cli#install``.
 _REF = re.compile(r"""\{\{[<%][ \t]*(?:rel)?ref[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|([^\s>%]+))[ \t]*[>%]\}\}""")
-_TITLE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_TITLE = re.compile(r"""\b(?:title|header)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_LANG = re.compile(r"""\blang\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+#: Hugo's escaped tag, which its docs use to show one: ``{{</* name */>}}`` and ``{{%/* name */%}}``.
+_ESCAPED = re.compile(r"(\{\{[<%])/\*|\*/([>%]\}\})")
+#: A Hugo tag opening a line, and the end of one: a tag may run over lines, up to ``_MAX_TAG_LINES``.
+_TAG_OPENS = re.compile(r"^[ \t]*\{\{[<%][ \t]*[\w/.-]")
+_TAG_ENDS = re.compile(r"[>%]\}\}")
+_MAX_TAG_LINES = 20
+#: Tags whose content the site never shows (Docsy's ``{{< comment >}}``).
+_HIDDEN = frozenset({"comment"})
 _STYLE = re.compile(r"""\b(?:style|type|color)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 #: Tags that are notes: their kind ("Warning:") leads their content when they have no title.
 _NOTES = frozenset("hint alert notice callout admonition note tip warning info danger caution".split())
@@ -63,20 +72,61 @@ def templates_to_markdown(text: str, *, depth: int = 0) -> str:
         if fences.code(line) or (tag := _TAG.match(line)) is None:  # code and prose: as written
             out.append(line)
         elif depth < _MAX_DEPTH and (end := closing.get(i - 1)) is not None:
-            body = templates_to_markdown("\n".join(lines[i:end]), depth=depth + 1).strip("\n")
+            if _name(tag) in _HIDDEN:
+                i = end + 1
+                continue
+            language = _code_language(tag)
+            if language is not None and not any(fence_opening(line) for line in lines[i:end]):
+                body = "\n".join(["```" + language, *_dedented(lines[i:end]), "```"])
+            else:
+                body = templates_to_markdown("\n".join(lines[i:end]), depth=depth + 1).strip("\n")
             out.extend(["", *with_lead(_label(tag), body.split("\n") if body else []), ""])
             i = end + 1
-    return "\n".join(out)
+    return _unescaped("\n".join(out)) if depth == 0 else "\n".join(out)
+
+
+def _code_language(tag: re.Match[str]) -> str | None:
+    """The language of a block tag whose content is code, else None.
+
+    Hugo's ``{{< highlight toml >}}`` and a tab or card saying ``lang="yaml"`` (Docsy) show their
+    content as a code block: read as prose, a ``# comment`` in it became a heading.
+    """
+    args = tag["hargs"] or ""
+    if _name(tag) == "highlight":
+        first = next(iter(args.split()), "")
+        return first.strip("\"'") if "=" not in first else ""
+    language = _LANG.search(args)
+    return None if language is None else (language[1] if language[1] is not None else language[2]).strip()
+
+
+def _dedented(lines: list[str]) -> list[str]:
+    indent = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
+    return [line[indent:] for line in lines]
+
+
+def _unescaped(text: str) -> str:
+    """Hugo's escaped tags as the site shows them: ``{{</* alert */>}}`` is ``{{< alert >}}``."""
+    return _ESCAPED.sub(lambda m: m[1] or m[2], text) if "/*" in text else text
 
 
 def _own_lines(lines: list[str]) -> list[str]:
     """Outside code: a tag opening or closing a line of prose on a line of its own, refs as their page."""
     out: list[str] = []
     fences = Fences()
-    for line in lines:
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        k += 1
         if fences.code(line):
             out.append(line)
             continue
+        if _TAG_OPENS.match(line) and not _TAG_ENDS.search(line):
+            # A tag written over several lines (one argument a line) is one tag.
+            window = range(k, min(k + _MAX_TAG_LINES, len(lines)))
+            end = next((j for j in window if _TAG_ENDS.search(lines[j])), None)
+            if end is not None:
+                line = " ".join([line.rstrip(), *(part.strip() for part in lines[k:end + 1])])
+                k = end + 1
         # A ref written in a code span is shown, not followed.
         line = outside_code_spans(line, lambda part: _REF.sub(lambda m: m[1] or m[2] or m[3] or "", part))
         opening = _OPENS_LINE.match(line)

@@ -49,7 +49,7 @@ def test_template_tags_read_as_markdown(tmp_path: Path) -> None:
     page = tmp_path / "install.md"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.title == "Install" and doc.parser == "templates-2"
+    assert doc.title == "Install" and doc.parser == "templates-3"
     [section] = doc.sections
     assert section.blocks == [
         "Warning: Back up your data first.",
@@ -106,3 +106,29 @@ def test_hugo_page_references_read_as_the_page_they_name() -> None:
     assert templates_to_markdown(page) == (
         'See [the CLI](cli#install "Commands") and docs/intro.md; write `{{< relref "page" >}}`.\n\n'
         '```\n{{< relref "kept" >}}\n```')
+
+
+def test_hugo_docs_showing_tags_read_as_the_site_shows_them() -> None:
+    page = (
+        "{{< tabpane >}}\n{{< tab header=\"Configuration file:\" disabled=true />}}\n"
+        "{{< tab header=\"hugo.toml\" lang=\"toml\" >}}\n# Add your versions here\n[params]\n"
+        "  version = \"0.1\"\n{{< /tab >}}\n{{< /tabpane >}}\n\n"
+        "{{< comment >}}\nA note for the page's editors.\n{{< /comment >}}\n\n"
+        "{{< highlight yaml >}}\na: 1\n{{< /highlight >}}\n\n"
+        "Write `{{%/* alert */%}}` like this:\n\n"
+        "```go-html-template\n{{</* card\n  header=\"a\"\n*/>}}\n```\n\n"
+        "{{< card\n  header=\"**Imagine**\"\n>}}\nNo heaven.\n{{< /card >}}\n")
+    assert looks_like_templates(page)
+    read = templates_to_markdown(page)
+    # A tab of code is a code block (its "# comment" no heading), labelled as the tab is.
+    assert "hugo.toml:\n\n```toml\n# Add your versions here\n[params]\n  version = \"0.1\"\n```" in read
+    assert "```yaml\na: 1\n```" in read
+    assert "editors" not in read and "{{" not in read.replace("{{% alert %}}", "").replace("{{< card", "")
+    assert "Write `{{% alert %}}` like this:" in read
+    assert "```go-html-template\n{{< card\n  header=\"a\"\n>}}\n```" in read
+    assert "**Imagine**: No heaven." in read  # a tag written over three lines is one tag
+
+
+def test_a_tag_left_open_over_many_lines_is_read_as_prose() -> None:
+    page = "{{< card\n" + "text\n" * 30 + ">}}\n"
+    assert templates_to_markdown(page).count("text") == 30
