@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from core.ingest.markdown import INCLUDE_LINE
+from core.ingest.markdown import INCLUDE_LINE, drop_html_comments
 from core.retrieval.terms import carries_on, content_terms, introduces_next, refers_back
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
@@ -36,7 +36,6 @@ _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
 _QUOTE_RE = re.compile(r"^\s*>\s?")
 _FRONT_MATTER_RE = re.compile(r"\A\s*---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
-_HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +141,7 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
     Returns:
         The blocks; empty ones are left out.
     """
-    text = _HTML_COMMENT_RE.sub("", _FRONT_MATTER_RE.sub("", markdown, count=1))
+    text = _without_comments(_FRONT_MATTER_RE.sub("", markdown, count=1))
     out: list[Block] = []
     lines: list[str] = []
     kind: BlockKind | None = None
@@ -182,6 +181,31 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
     else:
         _flush(kind, lines, out)
     return tuple(out)
+
+
+def _without_comments(text: str) -> str:
+    """``text`` without the HTML comments of its prose: a code block showing one keeps it."""
+    if "<!--" not in text:
+        return text
+    out: list[str] = []
+    prose: list[str] = []
+    fence: str | None = None
+    for raw in text.split("\n"):
+        opener = None if fence is not None else _FENCE_RE.match(raw)
+        if fence is None and opener is None:
+            prose.append(raw)
+            continue
+        if prose:
+            out.append(drop_html_comments("\n".join(prose)))
+            prose = []
+        out.append(raw)
+        if opener is not None:
+            fence = opener.group(1)
+        elif fence is not None and raw.strip().startswith(fence):
+            fence = None
+    if prose:
+        out.append(drop_html_comments("\n".join(prose)))
+    return "\n".join(out)
 
 
 def list_items(block: Block) -> list[Block]:

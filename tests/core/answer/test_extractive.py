@@ -756,3 +756,12 @@ def test_code_quoted_before_its_explanation_comes_with_its_short_lead_in() -> No
     assert excerpt.startswith("If you only want to manage dependencies and never package, use the "
                               "dependency-only mode: [1]\n\n```toml")
     assert "Two ways" not in excerpt
+
+
+def test_blocks_keep_the_comments_a_code_block_shows() -> None:
+    text = ("Intro <!-- hidden --> text.\n\n```markdown\n<!-- prettier-ignore-start -->\n| a |\n"
+            "<!-- prettier-ignore-end -->\n```\n\n<!-- a\nnote -->\nAfter.")
+    assert [(b.kind, b.text) for b in parse_blocks(text)] == [
+        ("para", "Intro  text."),
+        ("code", "```markdown\n<!-- prettier-ignore-start -->\n| a |\n<!-- prettier-ignore-end -->\n```"),
+        ("para", "After.")]
