@@ -25,7 +25,7 @@ from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import (
     has_attribute_lines,
-    has_entities,
+    has_inline_markup,
     has_link_definitions,
     has_mdbook_includes,
     parse_markdown,
@@ -60,15 +60,17 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
 RST_PARSER = "rst-2"
 MYST_PARSER = "myst-2"
 MKDOCS_PARSER = "mkdocs-2"
-TEMPLATES_PARSER = "templates-2"
+TEMPLATES_PARSER = "templates-3"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.
 ATTRIBUTES_PARSER = "attributes-1"
 #: Pages with mdBook's includes (``{{#include file}}``), whose include lines outside code were read as text.
 INCLUDES_PARSER = "includes-1"
-#: Pages defining reference links (``[ref]: url``), whose references and definitions were read as text before.
-REFLINKS_PARSER = "reflinks-1"
-#: Pages with character references (``&mdash;``), which were read as written before.
-ENTITIES_PARSER = "entities-1"
+#: Pages defining reference links (``[ref]: url``), whose references and definitions were read as text before
+#: (``-2``: a definition may give its URL on the next line).
+REFLINKS_PARSER = "reflinks-2"
+#: Pages with character references, ``<code>``, GitHub alerts, tabs or comments in code spans
+#: (``has_inline_markup``), which were read as written before.
+MARKUP_PARSER = "markup-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -109,8 +111,8 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True
         parsers.append(INCLUDES_PARSER)
     if has_link_definitions(body):
         parsers.append(REFLINKS_PARSER)
-    if has_entities(body):
-        parsers.append(ENTITIES_PARSER)
+    if has_inline_markup(body):
+        parsers.append(MARKUP_PARSER)
     page = parse_markdown(body)
     title = text_value(front_matter.get("title")) or page.h1
     return Parsed(title, page.sections, front_matter, "+".join(parsers), opening=page.opening)

@@ -19,13 +19,15 @@ from typing import NamedTuple
 
 from core.ingest.document import Section, SectionBuilder
 from core.ingest.reflinks import definitions, inline_links
-from core.ingest.spans import outside_code_spans
+from core.ingest.spans import CODE_SPAN, outside_code_spans
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _HEADING_ANCHOR = re.compile(r"\s*\{\s*#[\w.:-]+\s*\}\s*$")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+#: An HTML comment, or a code span, which may show one (`` `<!-- prettier-ignore -->` ``): whichever
+#: starts first wins, as a reader of the page sees it.
+_COMMENT_OR_SPAN = re.compile(rf"{CODE_SPAN.pattern}|<!--.*?-->", re.S)
 _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
 _IMPORT = re.compile(
     r"^import\s+(?:[\w*\s,]*\{[^}]*\}[\w\s,]*from\s+|[\w*\s,]+from\s+)?['\"][^'\"\n]+['\"];?[ \t]*$", re.M
@@ -35,6 +37,8 @@ _ADMONITION = re.compile(
     r"^[ \t]*(?::{3,}|/{3,})[ \t]*(?:[A-Za-z][\w-]*)?[ \t]*"  # ":::tip", "/// note"
     r"(?:\[(?P<bracket>[^\]]*)\]|\|?[ \t]*(?P<title>.*?))[ \t]*$"  # "[Title]", "| Title", " Title"
 )
+#: The first line of a GitHub alert (``> [!WARNING]``) or an Obsidian callout (``> [!tip]- Title``).
+_ALERT = re.compile(r"^(?P<quote>[ \t]*>[ \t]?)\[!(?P<kind>[A-Za-z]+)\][+-]?(?:[ \t]+(?P<title>.*?))?[ \t]*$")
 #: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.md"',
 #: mdBook's "{{#include ../listings/main.rs}}" and "{{#rustdoc_include ...}}"): the site's build puts
 #: the file there, so the line itself says nothing to a reader.
@@ -55,8 +59,17 @@ _BLOCK_TAGS = frozenset(
      "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol", "p", "pre",
      "section", "summary", "table", "tbody", "td", "th", "thead", "tr", "ul"}
 )
+#: A Docusaurus tab's label, else its value (which Docusaurus shows when there is no label).
 _LABEL_ATTR = re.compile(r"""\blabel\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_VALUE_ATTR = re.compile(r"""\bvalue\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+#: A backslash escape of ASCII punctuation (CommonMark): ``\<`` shows ``<``.
+_BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+#: A tag inside ``<code>``: an unescaped ``<`` (``\<css|strict>`` is text).
+_TAG_IN_CODE = re.compile(r"(?<!\\)<")
+#: A footnote's definition (``[^note]: text``, its text perhaps on the lines below) and a reference to it.
+_FOOTNOTE_DEFINITION = re.compile(r"^([ \t]*)\[\^[^\[\]\s]+\]:[ \t]*", re.M)
+_FOOTNOTE_REF = re.compile(r"\[\^[^\[\]\s]+\]")
 #: A character reference, as CommonMark reads one: named (``&vert;``), decimal or hexadecimal.
 ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
@@ -109,9 +122,15 @@ def has_mdbook_includes(text: str) -> bool:
     return _MDBOOK_INCLUDE.search(text) is not None
 
 
-def has_entities(text: str) -> bool:
-    """Whether ``text`` holds a character reference (``&mdash;``), which reading turns into its character."""
-    return "&" in text and ENTITY.search(text) is not None
+def has_inline_markup(text: str) -> bool:
+    """Whether ``text`` holds markup read as the site shows it since parser ``markup-1``.
+
+    Character references (``&mdash;``), ``<code>`` elements, GitHub alerts (``> [!NOTE]``),
+    footnotes, Docusaurus tabs and comments shown in code spans were read as written before; so
+    were link definitions with the URL on the next line.
+    """
+    return any(sign in text for sign in ("<code>", "[!", "[^", "<TabItem", "`<!--")) or (
+        "&" in text and ENTITY.search(text) is not None)
 
 
 def decode_entities(line: str) -> str:
@@ -144,8 +163,10 @@ def clean_prose(text: str) -> str:
     ``import``/``export`` statements, tags, admonition fences, attribute lines (``{#label}``,
     ``{.class}``) and lines that include another file (``INCLUDE_LINE``).
     """
-    text = _HTML_COMMENT.sub("", text)
+    text = drop_html_comments(text)
     text = _MDX_COMMENT.sub("", text)
+    if "[^" in text:
+        text = outside_code_spans(text, _without_footnote_marks)
     text = _IMPORT.sub("", text)
     text = INCLUDE_LINE.sub("", text)
     text = _ATTRIBUTE_LINE.sub("", text)
@@ -153,6 +174,13 @@ def clean_prose(text: str) -> str:
     text = _strip_tags(text)
     lines: list[str] = []
     for line in text.split("\n"):
+        alert = _ALERT.match(line)
+        if alert:
+            # GitHub's "> [!NOTE]" (and Obsidian's "> [!tip] Title"): the site shows a label, not the marker.
+            title = (alert["title"] or "").strip()
+            lines.extend([f"{alert['quote']}{title}", alert["quote"].rstrip()] if title
+                         else [f"{alert['quote']}{alert['kind'].capitalize()}:"])
+            continue
         admonition = _ADMONITION.match(line)
         if admonition:
             title = (admonition.group("bracket") or admonition.group("title") or "").strip()
@@ -161,6 +189,18 @@ def clean_prose(text: str) -> str:
             continue
         lines.append(line)
     return "\n".join(lines)
+
+
+def drop_html_comments(prose: str) -> str:
+    """``prose`` without its HTML comments; a code span showing one keeps it."""
+    if "<!--" not in prose:
+        return prose
+    return _COMMENT_OR_SPAN.sub(lambda m: m[0] if m["ticks"] else "", prose)
+
+
+def _without_footnote_marks(prose: str) -> str:
+    """Footnotes as chat reads them: a reference (``[^1]``) goes, a definition's text stays a paragraph."""
+    return _FOOTNOTE_REF.sub("", _FOOTNOTE_DEFINITION.sub(r"\1", prose))
 
 
 def _drop_exports(text: str) -> str:
@@ -216,17 +256,44 @@ def _strip_tags(text: str) -> str:
             continue
         name = tag.group(2)
         inner = text[tag.end() : end - 1]
+        if name.lower() == "code" and not tag.group(1):
+            span = _code_span(text, i, end)
+            if span is not None:
+                out.append(span[0])
+                pos = span[1]
+                continue
         if _AUTOLINK.match(text, i + 1):
             out.append(text[i + 1 : end - 1])  # an autolink <https://...>: keep the address
         elif name.lower() == "br":
             out.append(" ")
         elif name == "TabItem" and not tag.group(1):
-            label = _LABEL_ATTR.search(inner)
+            label = _LABEL_ATTR.search(inner) or _VALUE_ATTR.search(inner)
             out.append(f"\n\n{label.group(1) or label.group(2)}\n\n" if label else "\n")
         elif name.lower() in _BLOCK_TAGS or name[0].isupper():
             out.append("\n")
         pos = end
     return "".join(out)
+
+
+def _code_span(text: str, start: int, inner: int) -> tuple[str, int] | None:
+    """An inline ``<code>...</code>`` (at ``start``, its text from ``inner``) as a code span, and its end.
+
+    Docs write ``<code>`` where a code span cannot go: in a table cell holding a pipe
+    (``<code>a &vert; b</code>``) or around escaped text (``<code>\\<a&#124;b></code>``).
+    Between the tags a browser shows the text with its references and escapes read, so the
+    span holds that; in a table row a pipe stays escaped, or it would end the cell. A
+    ``<code>`` spanning lines, holding a tag or a backtick is left to the tag stripping (its
+    text kept, as before).
+    """
+    close = text.find("</code>", inner, inner + 1000)
+    body = text[inner:close]
+    if close == -1 or "\n" in body or "`" in body or _TAG_IN_CODE.search(body):
+        return None
+    shown = _BACKSLASH_ESCAPE.sub(r"\1", html.unescape(body))
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].lstrip().startswith("|"):
+        shown = shown.replace("|", "\\|")
+    return f"`{shown}`", close + len("</code>")
 
 
 def _tag_end(text: str, start: int) -> int:

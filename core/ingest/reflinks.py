@@ -14,10 +14,10 @@ import re
 
 from core.ingest.spans import CODE_SPAN
 
-#: ``[label]: url`` or ``[label]: <url> "title"``, indented at most three spaces (CommonMark); a
-#: footnote's ``[^1]: text`` is no link.
+#: ``[label]: url`` or ``[label]: <url> "title"``, indented at most three spaces, the URL on the
+#: same line or the next (CommonMark); a footnote's ``[^1]: text`` is no link.
 _DEFINITION = re.compile(
-    r"^ {0,3}\[(?!\^)(?P<label>[^\[\]\n]+)\]:[ \t]*<?(?P<url>[^\s<>]+)>?"
+    r"^ {0,3}\[(?!\^)(?P<label>[^\[\]\n]+)\]:[ \t]*(?:\n[ \t]*)?<?(?P<url>[^\s<>]+)>?"
     r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*$",
     re.MULTILINE)
 #: A link's text: no bracket, a line break within the paragraph (mdBook wraps its lines), or, in

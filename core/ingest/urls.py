@@ -10,8 +10,8 @@ from urllib.parse import quote
 
 from core.ingest.front_matter import text_value
 
-#: Stems that stand for their folder in Docusaurus URLs and titles.
-INDEX_STEMS = frozenset({"index", "readme"})
+#: Stems that stand for their folder in URLs and titles (Docusaurus, and Hugo's section page ``_index.md``).
+INDEX_STEMS = frozenset({"index", "readme", "_index"})
 _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]+\s*(?=[^-_.\s])")
 _DATE_LIKE = re.compile(r"^\d{2,4}[-_.]\d{2}[-_.]\d{2}[-_.]")
 

@@ -1,3 +1,5 @@
+"""Inline markup read as a docs site shows it: references, ``<code>``, comments, alerts, tabs, footnotes."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,7 +16,8 @@ from core.ingest.markdown import decode_entities, parse_markdown
         ("taxonomy labels &mdash; that is, tags", "taxonomy labels \u2014 that is, tags"),
         ("Tom &amp; Jerry &#8594; &#x2192; &lt;div&gt;", "Tom & Jerry \u2192 \u2192 <div>"),
         ("an unknown &s2; name, a bare & and &amp without a semicolon", None),
-        ("keep `&amp;` and ``a &lt; b`` as code, read &lt; here", "keep `&amp;` and ``a &lt; b`` as code, read < here"),
+        ("keep `&amp;` and ``a &lt; b`` as code, read &lt; here",
+         "keep `&amp;` and ``a &lt; b`` as code, read < here"),
         ("| `|` | <code>pat &vert; pat</code> &#124; x |", "| `|` | <code>pat \\| pat</code> \\| x |"),
         ("a || b, written a &#124;&#124; b", "a || b, written a || b"),
     ],
@@ -28,15 +31,45 @@ def test_a_page_reads_its_references_outside_code_blocks() -> None:
         "# Pipes &amp; filters\n\n| op | example |\n|---|---|\n| <code>&vert;</code> | "
         "<code>a &vert; b</code> |\n\nOr &mdash; in a block:\n\n```html\n&lt;p&gt;\n```\n")
     assert page.h1 == "Pipes & filters"
-    assert page.sections[0].blocks[0].split("\n")[2] == "| \\| | a \\| b |"
+    assert page.sections[0].blocks[0].split("\n")[2] == "| `\\|` | `a \\| b` |"
     assert "Or \u2014 in a block:" in page.sections[0].blocks
     assert "```html\n&lt;p&gt;\n```" in page.sections[0].blocks
+
+
+def blocks(markdown: str) -> list[str]:
+    return [block for section in parse_markdown(markdown).sections for block in section.blocks]
+
+
+def test_html_code_reads_as_a_code_span_with_its_text_as_shown() -> None:
+    read = blocks(
+        "| Default | CLI |\n|---|---|\n| `\"css\"` | <code>--ws \\<css&#124;strict></code> |\n\n"
+        "Use <code>a &lt; b</code>, <code>multi\nline</code>, <code>has `tick`</code> and "
+        "<code><b>x</b></code>.")
+    assert read[0].split("\n")[2] == '| `"css"` | `--ws <css\\|strict>` |'
+    assert read[1] == "Use `a < b`, multi\nline, has `tick` and x."
+
+
+def test_a_comment_shown_in_a_code_span_stays_and_one_in_prose_goes() -> None:
+    read = blocks("Put `<!-- prettier-ignore -->` <!-- not this --> before it.\n\n<!-- a `span` -->Then.")
+    assert read == ["Put `<!-- prettier-ignore -->`  before it.", "Then."]
+
+
+def test_alerts_tabs_and_footnotes_read_as_the_site_shows_them() -> None:
+    read = blocks(
+        "> [!NOTE]\n> Back up first.\n\n> [!tip]- Install tip\n> Use the extended edition.\n\n"
+        "<Tabs>\n<TabItem value=\"npm\">\n\n```bash\nnpm i\n```\n\n</TabItem>\n</Tabs>\n\n"
+        "No flashes ([FOUC][]) when pages load.[^fouc]\n\n[^fouc]: Also called a flash.\n\n"
+        "[FOUC]:\n  https://en.wikipedia.org/wiki/FOUC\n")
+    assert read == [
+        "> Note:\n> Back up first.", "> Install tip\n>\n> Use the extended edition.",
+        "npm", "```bash\nnpm i\n```",
+        "No flashes ([FOUC](https://en.wikipedia.org/wiki/FOUC)) when pages load.", "Also called a flash."]
 
 
 def test_pages_with_references_are_chunked_again_once(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("# A\n\nOne &mdash; two.\n", encoding="utf-8")
     (tmp_path / "b.md").write_text("# B\n\nOne & two.\n", encoding="utf-8")
-    assert load_file(tmp_path / "a.md", root=tmp_path).parser == "entities-1"
+    assert load_file(tmp_path / "a.md", root=tmp_path).parser == "markup-1"
     assert load_file(tmp_path / "b.md", root=tmp_path).parser == ""
 
 

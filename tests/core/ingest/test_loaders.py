@@ -232,6 +232,7 @@ def test_html_document_hash_ignores_markup_noise() -> None:
         ("module-1/intro.md", None, None, "https://book.dev/docs/module-1/intro"),
         ("module-1/index.md", None, None, "https://book.dev/docs/module-1"),
         ("module-1/README.mdx", None, None, "https://book.dev/docs/module-1"),
+        ("content/_index.md", None, None, "https://book.dev/docs/content"),
         ("index.md", None, None, "https://book.dev/docs"),
         ("module-1/intro.md", "/start", None, "https://book.dev/docs/start"),
         ("module-1/intro.md", "welcome", None, "https://book.dev/docs/module-1/welcome"),
