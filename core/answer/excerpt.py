@@ -26,7 +26,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from core.answer.blocks import rarity, render_block
+from core.answer.blocks import Block, rarity, render_block
 from core.answer.links import shown_links
 from core.answer.prescription import Reading, prescription
 from core.answer.sentences import looks_like_code
@@ -34,7 +34,7 @@ from core.answer.units import ASKING_WORD, Unit, quote_key, read_units, unit_ter
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
 from core.retrieval.retriever import CosineFn
-from core.retrieval.terms import content_terms
+from core.retrieval.terms import content_terms, introduces_next
 
 #: Characters of prose after which an answer adds no more parts, and up to which one part takes
 #: the passage's next step (a lead-in's list or command, an example, "For that, use ...").
@@ -158,14 +158,33 @@ def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[U
         relevant = any(t in nxt.terms for t in weights)
         # A code block right after the explanation is usually its example.
         example = nxt.block.kind == "code" and units[end - 1].block.kind == "para"
-        # "For that, use `fallback`:" is the passage's next step, whatever words it uses.
-        step = example or units[end - 1].block.is_lead_in or nxt.block.carries_on
+        # "For that, use `fallback`:" is the passage's next step, whatever words it uses; so are the
+        # code a list's last step introduces ("3. Create `ci.yml` with the following content:") and
+        # the rest of a list a lead-in promised ("Valid options:").
+        step = (example or units[end - 1].block.is_lead_in or nxt.block.carries_on
+                or (nxt.block.is_body and _item_leads_in(units[end - 1].block))
+                or _promised_item(units, start, end))
         if not (step or (relevant and size < GROW_CHARS)):
             break
         end += 1
         if nxt.block.kind != "code":
             size += len(nxt.block.text)
     return list(units[start:end])
+
+
+def _item_leads_in(block: Block) -> bool:
+    """Whether a list ends with an item introducing what follows it."""
+    return block.kind == "list" and introduces_next(block.text.rsplit("\n", 1)[-1])
+
+
+def _promised_item(units: Sequence[Unit], start: int, end: int) -> bool:
+    """Whether ``units[end]`` goes on with a list that a lead-in quoted since ``start`` introduced."""
+    if units[end].block.kind != "list" or units[end - 1].block.kind != "list":
+        return False
+    first = end - 1
+    while first > start and units[first - 1].block.kind == "list":
+        first -= 1
+    return first > start and units[first - 1].block.is_lead_in
 
 
 def _same_section(units: Sequence[Unit], i: int) -> bool:
