@@ -35,6 +35,7 @@ _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
 _QUOTE_RE = re.compile(r"^\s*>\s?")
+_HARD_BREAK_RE = re.compile(r"(?<!\\)\\$")
 _FRONT_MATTER_RE = re.compile(r"\A\s*---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
 
 
@@ -98,7 +99,8 @@ def _flush(kind: BlockKind | None, lines: list[str], out: list[Block]) -> None:
     if kind is not None and lines and any(line.strip() for line in lines):
         text = "\n".join(lines).strip("\n")
         if kind == "para":
-            text = " ".join(line.strip() for line in lines if line.strip())
+            # A backslash ending a line is a hard line break (CommonMark), not a character.
+            text = " ".join(_HARD_BREAK_RE.sub("", line.strip()) for line in lines if line.strip())
         elif kind == "list":
             text = _unwrapped_items(lines)
         out.append(Block(kind, text))

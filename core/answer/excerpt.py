@@ -89,6 +89,13 @@ SEMANTIC_DEPTH = 12
 #: ("x_client_id", "IGN_GAZEBO_RESOURCE_PATH") or a call ("Header()").
 _TYPED_NAME = re.compile(r"(?<![\w-])(--?[a-z][\w-]+|[a-z]\w*_\w+|\w+\(\))", re.IGNORECASE)
 
+#: The longest list item quoted because a lead-in promised its list ("Valid options:").
+PROMISED_ITEM_CHARS = 160
+#: A sentence this long or longer, quoted already inside a longer block, is not quoted again.
+_REPEAT_CHARS = 40
+_WORD = re.compile(r"\w+")
+_LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
 #: would outweigh the word the question is about.
 _VAGUE = frozenset(content_terms("way ways thing things stuff something anything everything"))
@@ -178,8 +185,13 @@ def _item_leads_in(block: Block) -> bool:
 
 
 def _promised_item(units: Sequence[Unit], start: int, end: int) -> bool:
-    """Whether ``units[end]`` goes on with a list that a lead-in quoted since ``start`` introduced."""
-    if units[end].block.kind != "list" or units[end - 1].block.kind != "list":
+    """Whether ``units[end]`` goes on with a list that a lead-in quoted since ``start`` introduced.
+
+    Only a short item (a value, an option, a step) is promised: a list of long explanations is
+    quoted for the items that share the question's words, as paragraphs are.
+    """
+    if (units[end].block.kind != "list" or units[end - 1].block.kind != "list"
+            or len(units[end].block.text) > PROMISED_ITEM_CHARS):
         return False
     first = end - 1
     while first > start and units[first - 1].block.kind == "list":
@@ -418,11 +430,25 @@ class _Picker:
 
 
 def _unseen(selected: Sequence[Unit], quoted: set[str]) -> list[Unit]:
-    """Drop blocks already quoted (pages repeat a note; chunks overlap), remembering the rest."""
+    """Drop blocks already quoted (pages repeat a note; chunks overlap), remembering the rest.
+
+    A sentence counts as quoted when its words were, whatever its links point at, or when a
+    longer block quoted holds it ("... you can instead run Prettier with a file watcher.").
+    """
+    said = [_words(key) for key in quoted]
     kept = []
     for unit in selected:
         key = quote_key(unit.block.text)
-        if key not in quoted:
+        words = _words(key)
+        repeated = key in quoted or words in said or (
+            unit.block.kind == "para" and len(words) >= _REPEAT_CHARS and any(words in s for s in said))
+        if not repeated:
             quoted.add(key)
+            said.append(words)
             kept.append(unit)
     return kept
+
+
+def _words(text: str) -> str:
+    """A block's words as a reader sees them: links' addresses and punctuation left out."""
+    return " ".join(_WORD.findall(_LINK_TARGET.sub("]", text)))

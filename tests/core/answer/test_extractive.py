@@ -765,3 +765,8 @@ def test_blocks_keep_the_comments_a_code_block_shows() -> None:
         ("para", "Intro  text."),
         ("code", "```markdown\n<!-- prettier-ignore-start -->\n| a |\n<!-- prettier-ignore-end -->\n```"),
         ("para", "After.")]
+
+
+def test_a_backslash_ending_a_line_is_a_line_break_not_text() -> None:
+    blocks = parse_blocks("It checks the file exists on disk.\\\nWhen it does, a literal \\\\\nstays.")
+    assert blocks == (Block("para", "It checks the file exists on disk. When it does, a literal \\\\ stays."),)
