@@ -769,4 +769,38 @@ def test_blocks_keep_the_comments_a_code_block_shows() -> None:
 
 def test_a_backslash_ending_a_line_is_a_line_break_not_text() -> None:
     blocks = parse_blocks("It checks the file exists on disk.\\\nWhen it does, a literal \\\\\nstays.")
-    assert blocks == (Block("para", "It checks the file exists on disk. When it does, a literal \\\\ stays."),)
+    assert blocks == (
+        Block("para", "It checks the file exists on disk. When it does, a literal \\\\ stays."),)
+
+
+def test_a_lead_in_brings_its_whole_list_of_short_items() -> None:
+    first = ("- `\"all\"` - Trailing commas wherever possible, including function parameters and calls. "
+             + "Code formatted this way needs an engine supporting ES2017 or a downlevel compilation. " * 4)
+    page = chunk(1, (
+        "# Trailing commas\n\nDefault `\"all\"`. Print trailing commas wherever possible in multi-line "
+        "lists.\n\n"
+        "Valid options:\n\n" + first + "\n- `\"es5\"` - Where valid in ES5 (objects, arrays).\n"
+        "- `\"none\"` - Never.\n"))
+    [excerpt] = choose_excerpts("what can i set trailing commas to?", [page])
+    assert "Valid options:" in excerpt and '`"es5"`' in excerpt and '`"none"`' in excerpt
+
+
+def test_code_a_list_s_last_step_introduces_comes_with_it() -> None:
+    page = chunk(1, (
+        "To apply autofix from GitHub Actions, do the following:\n\n"
+        "1. Install the autofix GitHub App.\n1. Pin the formatter's version.\n"
+        "1. Create `.github/workflows/fmt.yml` with the following content:\n\n"
+        "```yaml\nname: autofix.ci\non:\n  pull_request:\n```\n\nFor more, see the website."))
+    [excerpt] = choose_excerpts("how do i run autofix in github actions?", [page])
+    assert "with the following content:\n\n```yaml\nname: autofix.ci" in excerpt
+
+
+def test_a_sentence_quoted_inside_a_longer_block_or_with_another_link_is_not_quoted_again() -> None:
+    said = "If your editor does not support the formatter, you can instead run it with a file watcher."
+    one = chunk(1, f"See [Editor Integration](editors.md) to set up your editor. {said}\n\n"
+                   "Install it locally in every project. See [the support page](https://a.example/).")
+    two = chunk(2, f"{said}\n\nInstall it locally in every project. "
+                   "See [the support page](https://a.example).", score=0.79)
+    question = "how do i run the formatter with a file watcher when my editor lacks support?"
+    [excerpt] = choose_excerpts(question, [one, two])
+    assert excerpt.count("file watcher") == 1 and excerpt.count("support page") <= 1
