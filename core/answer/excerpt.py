@@ -94,6 +94,7 @@ PROMISED_ITEM_CHARS = 160
 #: A sentence this long or longer, quoted already inside a longer block, is not quoted again.
 _REPEAT_CHARS = 40
 _WORD = re.compile(r"\w+")
+_FENCE_INFO = re.compile(r"^(?:`{3,}|~{3,})[^\n]*", re.M)
 _LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
 
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
@@ -450,5 +451,5 @@ def _unseen(selected: Sequence[Unit], quoted: set[str]) -> list[Unit]:
 
 
 def _words(text: str) -> str:
-    """A block's words as a reader sees them: links' addresses and punctuation left out."""
-    return " ".join(_WORD.findall(_LINK_TARGET.sub("]", text)))
+    """A block's words as a reader sees them: no link address, fence language or punctuation."""
+    return " ".join(_WORD.findall(_LINK_TARGET.sub("]", _FENCE_INFO.sub("", text))))

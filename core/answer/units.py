@@ -86,6 +86,10 @@ def unit_terms(text: str) -> tuple[str, ...]:
     return tuple(content_terms(text))
 
 
+#: Prose with something to read: a letter or a digit.
+_WORDY = re.compile(r"[^\W_]")
+
+
 def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = False) -> list[list[Unit]]:
     """Each chunk's blocks, long paragraphs and lists split into sentences and items, no headings.
 
@@ -110,8 +114,8 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
                     units[-1:] = _without_lead_in(units[-1])
                 heading = True
                 continue
-            if block.kind == "para" and not shown_links(block.text, page_url=chunk.url).strip():
-                continue  # only a picture chat cannot show
+            if block.kind == "para" and not _WORDY.search(shown_links(block.text, page_url=chunk.url)):
+                continue  # only a picture chat cannot show, or a table's "|" a chunk opened with
             pieces = [block]
             if block.kind == "para" and len(block.text) > LONG_PARAGRAPH:
                 pieces = [Block("para", s) for s in split_prose(block.text)]

@@ -38,6 +38,8 @@ _CLOSES_LINE = re.compile(
 #: Hugo's link to a page: ``{{< relref "cli#install" >}}`` -> ``cli#install``.
 _REF = re.compile(r"""\{\{[<%][ \t]*(?:rel)?ref[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|([^\s>%]+))[ \t]*[>%]\}\}""")
 _TITLE = re.compile(r"""\b(?:title|header)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+#: Docsy's ``text=true``: the tab (or every tab of the pane) holds text, whatever its ``lang``.
+_TEXT = re.compile(r"""\btext\s*=\s*["']?true\b""")
 _LANG = re.compile(r"""\blang\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 #: Hugo's escaped tag, which its docs use to show one: ``{{</* name */>}}`` and ``{{%/* name */%}}``.
 _ESCAPED = re.compile(r"(\{\{[<%])/\*|\*/([>%]\}\})")
@@ -59,8 +61,11 @@ def looks_like_templates(text: str) -> bool:
     return _SIGNS.search(text) is not None
 
 
-def templates_to_markdown(text: str, *, depth: int = 0) -> str:
-    """Rewrite tag-only lines: block tags as their labelled content, the rest left out."""
+def templates_to_markdown(text: str, *, depth: int = 0, as_text: bool = False) -> str:
+    """Rewrite tag-only lines: block tags as their labelled content, the rest left out.
+
+    ``as_text``: the enclosing tag says its content is text (Docsy's ``{{< tabpane text=true >}}``).
+    """
     lines = _own_lines(text.split("\n")) if depth == 0 else text.split("\n")
     closing = _pairs(lines)
     out: list[str] = []
@@ -75,11 +80,13 @@ def templates_to_markdown(text: str, *, depth: int = 0) -> str:
             if _name(tag) in _HIDDEN:
                 i = end + 1
                 continue
-            language = _code_language(tag)
+            text_inside = as_text or _TEXT.search(tag["hargs"] or "") is not None
+            language = None if text_inside else _code_language(tag)
             if language is not None and not any(fence_opening(line) for line in lines[i:end]):
                 body = "\n".join(["```" + language, *_dedented(lines[i:end]), "```"])
             else:
-                body = templates_to_markdown("\n".join(lines[i:end]), depth=depth + 1).strip("\n")
+                body = templates_to_markdown("\n".join(lines[i:end]), depth=depth + 1,
+                                             as_text=text_inside).strip("\n")
             out.extend(["", *with_lead(_label(tag), body.split("\n") if body else []), ""])
             i = end + 1
     return _unescaped("\n".join(out)) if depth == 0 else "\n".join(out)
@@ -89,7 +96,8 @@ def _code_language(tag: re.Match[str]) -> str | None:
     """The language of a block tag whose content is code, else None.
 
     Hugo's ``{{< highlight toml >}}`` and a tab or card saying ``lang="yaml"`` (Docsy) show their
-    content as a code block: read as prose, a ``# comment`` in it became a heading.
+    content as a code block: read as prose, a ``# comment`` in it became a heading. Docsy's
+    ``text=true`` says the content is text after all (``lang`` then names a language people speak).
     """
     args = tag["hargs"] or ""
     if _name(tag) == "highlight":

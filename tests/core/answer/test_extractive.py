@@ -804,3 +804,16 @@ def test_a_sentence_quoted_inside_a_longer_block_or_with_another_link_is_not_quo
     question = "how do i run the formatter with a file watcher when my editor lacks support?"
     [excerpt] = choose_excerpts(question, [one, two])
     assert excerpt.count("file watcher") == 1 and excerpt.count("support page") <= 1
+
+
+def test_the_same_command_under_another_fence_language_is_not_quoted_twice() -> None:
+    from core.answer.excerpt import _words
+
+    assert _words("```sh\nmkdir hugo\n```") == _words("```bash\nmkdir hugo\n```") == "mkdir hugo"
+    assert _words("see [gohugo.io](https://gohugo.io/).") == _words("see [gohugo.io](https://gohugo.io).")
+
+
+def test_a_chunk_opening_with_a_table_s_last_pipe_quotes_no_lone_pipe() -> None:
+    page = chunk(1, "|\n| sandbox | false | Switch the iframe sandbox on with `sandbox = true`. |")
+    [excerpt] = choose_excerpts("what does the iframe sandbox parameter do?", [page])
+    assert not excerpt.startswith("|\n") and not excerpt.startswith("| [1]")
