@@ -135,7 +135,8 @@ def test_a_tag_left_open_over_many_lines_is_read_as_prose() -> None:
 
 
 def test_a_pane_or_tab_of_text_is_text_whatever_its_lang() -> None:
-    page = ("{{< tabpane text=true >}}\n{{% tab header=\"English\" lang=\"en\" %}}\n**Welcome!**\n{{% /tab %}}\n"
-            "{{< /tabpane >}}\n\n{{< tab header=\"Swahili\" lang=\"sw\" text=true >}}\nKaribu\n{{< /tab >}}\n")
+    page = ("{{< tabpane text=true >}}\n{{% tab header=\"English\" lang=\"en\" %}}\n**Welcome!**\n"
+            "{{% /tab %}}\n{{< /tabpane >}}\n\n"
+            "{{< tab header=\"Swahili\" lang=\"sw\" text=true >}}\nKaribu\n{{< /tab >}}\n")
     read = templates_to_markdown(page)
     assert "English: **Welcome!**" in read and "Swahili: Karibu" in read and "```" not in read
