@@ -77,19 +77,24 @@ def templates_to_markdown(text: str, *, depth: int = 0, as_text: bool = False) -
         if fences.code(line) or (tag := _TAG.match(line)) is None:  # code and prose: as written
             out.append(line)
         elif depth < _MAX_DEPTH and (end := closing.get(i - 1)) is not None:
-            if _name(tag) in _HIDDEN:
-                i = end + 1
-                continue
-            text_inside = as_text or _TEXT.search(tag["hargs"] or "") is not None
-            language = None if text_inside else _code_language(tag)
-            if language is not None and not any(fence_opening(line) for line in lines[i:end]):
-                body = "\n".join(["```" + language, *_dedented(lines[i:end]), "```"])
-            else:
-                body = templates_to_markdown("\n".join(lines[i:end]), depth=depth + 1,
-                                             as_text=text_inside).strip("\n")
-            out.extend(["", *with_lead(_label(tag), body.split("\n") if body else []), ""])
+            out.extend(_block(tag, lines[i:end], depth=depth, as_text=as_text))
             i = end + 1
     return _unescaped("\n".join(out)) if depth == 0 else "\n".join(out)
+
+
+def _block(tag: re.Match[str], inside: list[str], *, depth: int, as_text: bool) -> list[str]:
+    """A block tag and what it holds as a reader sees them: labelled text or code, or nothing."""
+    if _name(tag) in _HIDDEN:
+        return []
+    text_inside = as_text or _TEXT.search(tag["hargs"] or "") is not None
+    language = None if text_inside else _code_language(tag)
+    if language is not None and not any(fence_opening(row) for row in inside):
+        # The tab's label goes with its code as a fence title (shown above it), never alone.
+        label = _label(tag).removesuffix(":").replace('"', "'")
+        title = f' title="{label}"' if label else ""
+        return ["", f"```{language}{title}", *_dedented(inside), "```", ""]
+    body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside).strip("\n")
+    return ["", *with_lead(_label(tag), body.split("\n") if body else []), ""]
 
 
 def _code_language(tag: re.Match[str]) -> str | None:

@@ -121,7 +121,7 @@ def test_hugo_docs_showing_tags_read_as_the_site_shows_them() -> None:
     assert looks_like_templates(page)
     read = templates_to_markdown(page)
     # A tab of code is a code block (its "# comment" no heading), labelled as the tab is.
-    assert "hugo.toml:\n\n```toml\n# Add your versions here\n[params]\n  version = \"0.1\"\n```" in read
+    assert "```toml title=\"hugo.toml\"\n# Add your versions here\n[params]\n  version = \"0.1\"\n```" in read
     assert "```yaml\na: 1\n```" in read
     assert "editors" not in read and "{{" not in read.replace("{{% alert %}}", "").replace("{{< card", "")
     assert "Write `{{% alert %}}` like this:" in read
