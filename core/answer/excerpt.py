@@ -391,6 +391,7 @@ class _Picker:
         self.urls: list[str] = []
         self.chosen: set[tuple[int, int]] = set()
         self.quoted: set[str] = set()
+        self.said: list[str] = []
         self.covered: set[str] = set()
         self.size = 0
 
@@ -399,7 +400,7 @@ class _Picker:
         for unit in grown:
             self.chosen.add((unit.chunk, unit.position))
             self.covered |= unit.terms
-        selected = _unseen(grown, self.quoted)
+        selected = _unseen(grown, self.quoted, self.said)
         if selected and url not in self.urls:
             self.urls.append(url)  # a page counts against max_sources only once it is quoted
         self.size += sum(len(u.block.text) for u in selected if u.block.kind != "code")
@@ -430,18 +431,18 @@ class _Picker:
         return best
 
 
-def _unseen(selected: Sequence[Unit], quoted: set[str]) -> list[Unit]:
+def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list[Unit]:
     """Drop blocks already quoted (pages repeat a note; chunks overlap), remembering the rest.
 
-    A sentence counts as quoted when its words were, whatever its links point at, or when a
-    longer block quoted holds it ("... you can instead run Prettier with a file watcher.").
+    ``quoted`` holds each block quoted by its ``quote_key``, ``said`` by its ``_words``. A block
+    counts as quoted when its words were, whatever its links point at or its fence's language,
+    and a sentence when a longer block quoted holds it ("... run Prettier with a file watcher.").
     """
-    said = [_words(key) for key in quoted]
     kept = []
     for unit in selected:
         key = quote_key(unit.block.text)
-        words = _words(key)
-        repeated = key in quoted or words in said or (
+        words = _words(unit.block.text)
+        repeated = key in quoted or (bool(words) and words in said) or (
             unit.block.kind == "para" and len(words) >= _REPEAT_CHARS and any(words in s for s in said))
         if not repeated:
             quoted.add(key)

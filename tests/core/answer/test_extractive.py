@@ -817,3 +817,11 @@ def test_a_chunk_opening_with_a_table_s_last_pipe_quotes_no_lone_pipe() -> None:
     page = chunk(1, "|\n| sandbox | false | Switch the iframe sandbox on with `sandbox = true`. |")
     [excerpt] = choose_excerpts("what does the iframe sandbox parameter do?", [page])
     assert not excerpt.startswith("|\n") and not excerpt.startswith("| [1]")
+
+
+def test_different_code_blocks_are_all_quoted() -> None:
+    page = chunk(1, ("To let Neoformat use the project's formatter, set the option:\n\n```vim\n"
+                     "let g:neoformat_try_node_exe = 1\n```\n\nTo have Neoformat format on save:\n\n```vim\n"
+                     "autocmd BufWritePre *.js Neoformat\n```"))
+    [excerpt] = choose_excerpts("how do i set up neoformat to format on save with the project's formatter?", [page])
+    assert "neoformat_try_node_exe = 1" in excerpt and "autocmd BufWritePre" in excerpt
