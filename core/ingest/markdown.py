@@ -59,6 +59,8 @@ _BLOCK_TAGS = frozenset(
      "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol", "p", "pre",
      "section", "summary", "table", "tbody", "td", "th", "thead", "tr", "ul"}
 )
+#: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
+_TAB_MARK = "\x1e"
 #: A Docusaurus tab's label, else its value (which Docusaurus shows when there is no label).
 _LABEL_ATTR = re.compile(r"""\blabel\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _VALUE_ATTR = re.compile(r"""\bvalue\s*=\s*(?:"([^"]*)"|'([^']*)')""")
@@ -89,12 +91,17 @@ def parse_markdown(text: str) -> MarkdownPage:
     builder = SectionBuilder()
     runs = _split_fences(text.replace("\r\n", "\n").replace("\r", "\n"))
     defined = definitions("\n".join("\n".join(lines) for is_code, lines in runs if not is_code))
-    for is_code, lines in runs:
+    tab: str | None = None
+    for k, (is_code, lines) in enumerate(runs):
         if is_code:
-            builder.block("\n".join(lines))
+            builder.block("\n".join(_titled(lines, tab)))
+            tab = None
             continue
-        for line in clean_prose(inline_links("\n".join(lines), defined)).split("\n"):
-            line = decode_entities(line)
+        prose = clean_prose(inline_links("\n".join(lines), defined)).rstrip().split("\n")
+        if prose[-1].startswith(_TAB_MARK) and k + 1 < len(runs):
+            tab = prose.pop()[1:]  # a tab's label over its code: the code block's title
+        for line in prose:
+            line = decode_entities(line.removeprefix(_TAB_MARK))
             heading = _ATX.match(line)
             if heading:
                 builder.heading(len(heading.group(1)), _heading_text(heading.group(2) or ""))
@@ -110,6 +117,13 @@ def parse_markdown(text: str) -> MarkdownPage:
                 builder.end_paragraph()
     sections = builder.finish()
     return MarkdownPage(builder.first_h1, sections, builder.opening)
+
+
+def _titled(fenced: list[str], title: str | None) -> list[str]:
+    """A code block's lines, its fence titled by the tab it is shown under (unless it has a title)."""
+    if not title or "title=" in fenced[0]:
+        return fenced
+    return [f'{fenced[0]} title="{title.replace(chr(34), chr(39))}"', *fenced[1:]]
 
 
 def has_link_definitions(text: str) -> bool:
@@ -268,7 +282,8 @@ def _strip_tags(text: str) -> str:
             out.append(" ")
         elif name == "TabItem" and not tag.group(1):
             label = _LABEL_ATTR.search(inner) or _VALUE_ATTR.search(inner)
-            out.append(f"\n\n{label.group(1) or label.group(2)}\n\n" if label else "\n")
+            name = " ".join((label.group(1) or label.group(2)).split()) if label else ""
+            out.append(f"\n\n{_TAB_MARK}{name}\n\n" if name else "\n")
         elif name.lower() in _BLOCK_TAGS or name[0].isupper():
             out.append("\n")
         pos = end

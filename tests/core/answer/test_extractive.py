@@ -823,5 +823,6 @@ def test_different_code_blocks_are_all_quoted() -> None:
     page = chunk(1, ("To let Neoformat use the project's formatter, set the option:\n\n```vim\n"
                      "let g:neoformat_try_node_exe = 1\n```\n\nTo have Neoformat format on save:\n\n```vim\n"
                      "autocmd BufWritePre *.js Neoformat\n```"))
-    [excerpt] = choose_excerpts("how do i set up neoformat to format on save with the project's formatter?", [page])
+    question = "how do i set up neoformat to format on save with the project's formatter?"
+    [excerpt] = choose_excerpts(question, [page])
     assert "neoformat_try_node_exe = 1" in excerpt and "autocmd BufWritePre" in excerpt

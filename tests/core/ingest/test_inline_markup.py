@@ -62,7 +62,7 @@ def test_alerts_tabs_and_footnotes_read_as_the_site_shows_them() -> None:
         "[FOUC]:\n  https://en.wikipedia.org/wiki/FOUC\n")
     assert read == [
         "> Note:\n> Back up first.", "> Install tip\n>\n> Use the extended edition.",
-        "npm", "```bash\nnpm i\n```",
+        "```bash title=\"npm\"\nnpm i\n```",
         "No flashes ([FOUC](https://en.wikipedia.org/wiki/FOUC)) when pages load.", "Also called a flash."]
 
 

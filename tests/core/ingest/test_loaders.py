@@ -106,8 +106,8 @@ def test_mdx_is_stripped_but_text_kept(tmp_path: Path) -> None:
                  "Careful", "Technical Details", "DDS does discovery.", "Show answer",
                  "The answer is forty-two.", "Python", "https://docs.ros.org/params"):
         assert kept in text, kept
-    # Code blocks are untouched: the import and the JSX-looking line stay.
-    assert "```python\nimport rclpy\n<NotATag />\n```" in text
+    # Code blocks are untouched: the import and the JSX-looking line stay; the tab's label titles it.
+    assert "```python title=\"Python\"\nimport rclpy\n<NotATag />\n```" in text
     assert [s.headings for s in doc.sections] == [
         ["ROS 2"], ["ROS 2", "Nodes"], ["ROS 2", "Nodes", "Parameters"],
     ]
