@@ -89,8 +89,8 @@ SEMANTIC_DEPTH = 12
 #: ("x_client_id", "IGN_GAZEBO_RESOURCE_PATH") or a call ("Header()").
 _TYPED_NAME = re.compile(r"(?<![\w-])(--?[a-z][\w-]+|[a-z]\w*_\w+|\w+\(\))", re.IGNORECASE)
 
-#: The longest list item quoted because a lead-in promised its list ("Valid options:").
-PROMISED_ITEM_CHARS = 160
+#: The most of a list left unquoted that is quoted because a lead-in promised the list ("Valid options:").
+PROMISED_REST_CHARS = 200
 #: A sentence this long or longer, quoted already inside a longer block, is not quoted again.
 _REPEAT_CHARS = 40
 _WORD = re.compile(r"\w+")
@@ -188,16 +188,22 @@ def _item_leads_in(block: Block) -> bool:
 def _promised_item(units: Sequence[Unit], start: int, end: int) -> bool:
     """Whether ``units[end]`` goes on with a list that a lead-in quoted since ``start`` introduced.
 
-    Only a short item (a value, an option, a step) is promised: a list of long explanations is
-    quoted for the items that share the question's words, as paragraphs are.
+    The list is finished only when little of it is left (a few values or options, "Valid
+    options:"): the rest of a long list is quoted for the items that share the question's
+    words, as paragraphs are, and leaves room for the answer's other parts.
     """
-    if (units[end].block.kind != "list" or units[end - 1].block.kind != "list"
-            or len(units[end].block.text) > PROMISED_ITEM_CHARS):
+    if units[end].block.kind != "list" or units[end - 1].block.kind != "list":
         return False
     first = end - 1
     while first > start and units[first - 1].block.kind == "list":
         first -= 1
-    return first > start and units[first - 1].block.is_lead_in
+    if first == start or not units[first - 1].block.is_lead_in:
+        return False
+    rest, k = 0, end
+    while _same_section(units, k) and units[k].block.kind == "list" and rest <= PROMISED_REST_CHARS:
+        rest += len(units[k].block.text)
+        k += 1
+    return rest <= PROMISED_REST_CHARS
 
 
 def _same_section(units: Sequence[Unit], i: int) -> bool:
