@@ -170,7 +170,7 @@ def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[U
         # code a list's last step introduces ("3. Create `ci.yml` with the following content:") and
         # the rest of a list a lead-in promised ("Valid options:").
         step = (example or units[end - 1].block.is_lead_in or nxt.block.carries_on
-                or (nxt.block.is_body and _item_leads_in(units[end - 1].block))
+                or (nxt.block.kind in ("code", "table") and _item_leads_in(units[end - 1].block))
                 or _promised_item(units, start, end))
         if not (step or (relevant and size < GROW_CHARS)):
             break

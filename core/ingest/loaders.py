@@ -57,7 +57,7 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
                       | TEXT_SUFFIXES)
 #: Parsers whose reading of a format changed: pages they read are chunked again once
 #: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
-RST_PARSER = "rst-2"
+RST_PARSER = "rst-3"
 MYST_PARSER = "myst-2"
 MKDOCS_PARSER = "mkdocs-2"
 TEMPLATES_PARSER = "templates-3"

@@ -185,7 +185,7 @@ def test_rst_pages_stored_as_plain_text_are_chunked_again(tmp_path: Path) -> Non
     page = tmp_path / "install.rst"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.parser == "rst-2"
+    assert doc.parser == "rst-3"
     # The same page read the old way (plain text) had another fingerprint; other formats keep theirs.
     assert document_hash(doc) != document_hash(replace(doc, parser=""))
     markdown = tmp_path / "install.md"
@@ -243,3 +243,12 @@ def test_a_page_cannot_change_how_later_pages_read() -> None:
 def test_a_line_longer_than_docutils_allows_keeps_the_page() -> None:
     title, sections = parse_rst("Title\n=====\n\n" + "word " * 3000 + "\n")
     assert title == "Title" and sections[0].blocks[0].startswith("word word")
+
+
+def test_an_item_whose_text_introduces_an_indented_block_keeps_its_text_on_the_marker_line() -> None:
+    _, sections = parse_rst(
+        "Title\n=====\n\nSuccess might look like:\n\n - tests run\n"
+        " - existing tests are rewritten, for example:\n    - native asserts\n    - markers\n"
+        " - future needs\n")
+    assert sections[0].blocks[1] == ("- tests run\n- **existing tests are rewritten, for example:**\n"
+                                     "  - native asserts\n  - markers\n- future needs")
