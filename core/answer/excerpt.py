@@ -447,7 +447,7 @@ def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list
     kept = []
     for unit in selected:
         key = quote_key(unit.block.text)
-        words = _words(unit.block.text)
+        words = _words(unit.block)
         repeated = key in quoted or (bool(words) and words in said) or (
             unit.block.kind == "para" and len(words) >= _REPEAT_CHARS and any(words in s for s in said))
         if not repeated:
@@ -457,6 +457,12 @@ def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list
     return kept
 
 
-def _words(text: str) -> str:
-    """A block's words as a reader sees them: no link address, fence language or punctuation."""
-    return " ".join(_WORD.findall(_LINK_TARGET.sub("]", _FENCE_INFO.sub("", text))))
+def _words(block: Block) -> str:
+    """What a block says, as a reader compares it.
+
+    Prose: its words, without link addresses or punctuation. Code: its lines without the fence
+    (``sh`` or ``bash``), spaces collapsed; JSON and YAML of the same settings differ.
+    """
+    if block.kind == "code":
+        return " ".join(_FENCE_INFO.sub("", block.text).split())
+    return " ".join(_WORD.findall(_LINK_TARGET.sub("]", block.text)))

@@ -809,8 +809,13 @@ def test_a_sentence_quoted_inside_a_longer_block_or_with_another_link_is_not_quo
 def test_the_same_command_under_another_fence_language_is_not_quoted_twice() -> None:
     from core.answer.excerpt import _words
 
-    assert _words("```sh\nmkdir hugo\n```") == _words("```bash\nmkdir hugo\n```") == "mkdir hugo"
-    assert _words("see [gohugo.io](https://gohugo.io/).") == _words("see [gohugo.io](https://gohugo.io).")
+    def code(text: str) -> str:
+        return _words(Block("code", text))
+
+    assert code("```sh\nmkdir hugo\n```") == code("```bash\nmkdir  hugo\n```")
+    assert code('```json\n{"semi": false}\n```') != code("```yaml\nsemi: false\n```")
+    assert (_words(Block("para", "see [gohugo.io](https://gohugo.io/)."))
+            == _words(Block("para", "see [gohugo.io](https://gohugo.io).")))
 
 
 def test_a_chunk_opening_with_a_table_s_last_pipe_quotes_no_lone_pipe() -> None:
