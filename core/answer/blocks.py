@@ -34,6 +34,9 @@ _LABEL_COLON_RE = re.compile(r"(?<!\d):|:(?!\s*[A-Z])")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
+#: A table's delimiter row, outer pipes optional: ``|---|:--:|`` or ``-- | --``. Possessive, so a
+#: line of spaces costs one pass.
+_DELIMITER_ROW_RE = re.compile(r"^\s*+\|?\s*+:?-++:?\s*+(?:\|\s*+:?-++:?\s*+)++\|?\s*+$")
 _QUOTE_RE = re.compile(r"^\s*>\s?")
 _HARD_BREAK_RE = re.compile(r"(?<!\\)\\$")
 _FRONT_MATTER_RE = re.compile(r"\A\s*---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
@@ -120,13 +123,27 @@ def _unwrapped_items(lines: list[str]) -> str:
     return "\n".join(items)
 
 
+def _bare_table_rows(lines: list[str]) -> set[int]:
+    """The lines of tables written without outer pipes (GFM): ``a | b`` over ``-- | --``, then rows."""
+    rows: set[int] = set()
+    for k in range(1, len(lines)):
+        if k - 1 in rows or not _DELIMITER_ROW_RE.match(lines[k]) or "|" not in lines[k - 1]:
+            continue
+        end = k + 1
+        while end < len(lines) and "|" in lines[end] and lines[end].strip():
+            end += 1
+        rows.update(range(k - 1, end))
+    return rows
+
+
 def _line_kind(line: str, current: BlockKind | None) -> BlockKind:
     if _TABLE_RE.match(line):
         return "table"
     if _LIST_RE.match(line):
         return "list"
-    if current == "list" and line.startswith((" ", "\t")):
-        return "list"  # an indented continuation of the item above
+    if current == "list":
+        # The item above goes on: indented, or a "lazy" line wrapped without indentation (CommonMark).
+        return "list"
     return "para"
 
 
@@ -148,7 +165,9 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
     lines: list[str] = []
     kind: BlockKind | None = None
     fence: str | None = None
-    for raw in text.splitlines():
+    lines_in = text.splitlines()
+    tables = _bare_table_rows(lines_in)
+    for k, raw in enumerate(lines_in):
         if fence is not None:
             lines.append(raw)
             if raw.strip().startswith(fence):
@@ -172,7 +191,7 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
             _flush(kind, lines, out)
             kind = None
             continue
-        line_kind = _line_kind(line, kind)
+        line_kind = "table" if k in tables else _line_kind(line, kind)
         if line_kind != kind:
             _flush(kind, lines, out)
             kind = line_kind

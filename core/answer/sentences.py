@@ -52,7 +52,8 @@ def split_prose(text: str) -> list[str]:
         if nxt.islower():
             continue  # "e.g. the robot", "etc. and": a lower-case word continues the sentence.
         word_match = _LAST_WORD_RE.search(text, start, match.start() + 1)
-        word = word_match.group(1).lower() if word_match else ""
+        # "(e.g. `humble`)": the parenthesis or quote opening the abbreviation is no part of it.
+        word = word_match.group(1).lower().lstrip("([{\"'\u201c\u2018") if word_match else ""
         if word in _ABBREVIATIONS or re.fullmatch(r"[a-z]\.", word):
             continue  # "Fig. 3", initials like "J. Smith"
         cites = _LEADING_CITES_RE.match(text, end)

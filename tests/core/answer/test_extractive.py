@@ -831,3 +831,23 @@ def test_different_code_blocks_are_all_quoted() -> None:
     question = "how do i set up neoformat to format on save with the project's formatter?"
     [excerpt] = choose_excerpts(question, [page])
     assert "neoformat_try_node_exe = 1" in excerpt and "autocmd BufWritePre" in excerpt
+
+
+def test_a_list_item_wrapped_without_indentation_is_one_item() -> None:
+    text = ("* The **connect** timeout is the time to wait until\na socket connection is established.\n"
+            "* The **read** timeout is the longest wait\nfor a chunk of data.\n\nAfter.")
+    assert parse_blocks(text) == (
+        Block("list", "* The **connect** timeout is the time to wait until a socket connection is "
+                      "established.\n* The **read** timeout is the longest wait for a chunk of data."),
+        Block("para", "After."))
+
+
+def test_a_table_without_outer_pipes_is_a_table() -> None:
+    text = "Sensors:\n\nSensor | Classic | Sim\n-- | -- | --\nAltimeter | yes | yes\n\nSay a | b in prose."
+    assert [b.kind for b in parse_blocks(text)] == ["para", "table", "para"]
+    assert parse_blocks("a | b\nc | d")[0].kind == "para"  # no delimiter row: prose
+
+
+def test_an_abbreviation_after_a_parenthesis_ends_no_sentence() -> None:
+    assert split_sentences("Replace it with your distribution (e.g. `humble`, `jazzy`). Then build.") == [
+        "Replace it with your distribution (e.g. `humble`, `jazzy`).", "Then build."]
