@@ -71,7 +71,7 @@ _BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _TAG_IN_CODE = re.compile(r"(?<!\\)<")
 #: A footnote's definition (``[^note]: text``, its text perhaps on the lines below) and a reference to it.
 _FOOTNOTE_DEFINITION = re.compile(r"^([ \t]*)\[\^[^\[\]\s]+\]:[ \t]*", re.M)
-_FOOTNOTE_REF = re.compile(r"\[\^[^\[\]\s]+\]")
+_FOOTNOTE_REF = re.compile(r"[ \t]?\[\^[^\[\]\s]+\]")  # with the space before it: "is required [^1]."
 #: A character reference, as CommonMark reads one: named (``&vert;``), decimal or hexadecimal.
 ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 

@@ -252,7 +252,8 @@ def _item_parts(item: nodes.Node) -> tuple[str, list[nodes.Node]]:
         term = _term(item)
         body = list(item.children[-1].children)
         first = _inline(body.pop(0)) if body and isinstance(body[0], nodes.paragraph) else ""
-        head = f"**{term}**: {first}" if first else f"**{term}**"
+        # "``response``:" written as a term: the colon put between it and its text is one colon.
+        head = f"**{term.rstrip(':').rstrip()}**: {first}" if first else f"**{term}**"
         return " ".join(head.split()), body
     body = list(item.children)
     first = _inline(body.pop(0)) if body and isinstance(body[0], nodes.paragraph) else ""

@@ -76,3 +76,8 @@ def test_pages_with_references_are_chunked_again_once(tmp_path: Path) -> None:
 def test_reading_references_stays_linear() -> None:
     line = "&" * 100_000 + "&#" * 50_000
     assert decode_entities(line) == line
+
+
+def test_a_footnote_mark_goes_with_the_space_before_it() -> None:
+    assert blocks("A key is required [^1]. Next[^note] word.\n\n[^1]: See the keys page.\n") == [
+        "A key is required. Next word.", "See the keys page."]

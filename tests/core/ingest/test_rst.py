@@ -252,3 +252,9 @@ def test_an_item_whose_text_introduces_an_indented_block_keeps_its_text_on_the_m
         " - future needs\n")
     assert sections[0].blocks[1] == ("- tests run\n- **existing tests are rewritten, for example:**\n"
                                      "  - native asserts\n  - markers\n- future needs")
+
+
+def test_a_term_written_with_its_colon_reads_once_with_one() -> None:
+    _, sections = parse_rst(
+        "T\n=\n\nAvailable hooks:\n\n``response``:\n    The response generated from a Request.\n")
+    assert sections[0].blocks[1] == "- **`response`**: The response generated from a Request."
