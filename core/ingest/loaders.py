@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
@@ -71,6 +73,8 @@ REFLINKS_PARSER = "reflinks-2"
 #: Pages with character references, ``<code>``, GitHub alerts, tabs or comments in code spans
 #: (``has_inline_markup``), which were read as written before.
 MARKUP_PARSER = "markup-1"
+#: Pages titled from their file name, a word cased as the page writes it ("SSL" for ``ssl.md``).
+CASED_TITLE_PARSER = "cased-title-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -175,6 +179,22 @@ def _named_by_file(heading: str | None, relative: str) -> str | None:
     return heading if named & set(content_terms(heading)) else None
 
 
+def _cased_as_written(title: str, sections: list[Section]) -> str:
+    """``title`` (made from a file name) with each word cased as the page writes it most: "Ssl" for
+    ``ssl.md`` is "SSL" on the page; only a form with two capitals or more (an acronym, "GitHub")."""
+    words = title.split(" ")
+    wanted = {w.casefold() for w in words if w.isalpha()}
+    if not wanted:
+        return title
+    counts: Counter[str] = Counter(
+        form for section in sections for block in section.blocks for form in re.findall(r"[A-Za-z]+", block)
+        if form.casefold() in wanted and sum(c.isupper() for c in form) >= 2)
+    best: dict[str, str] = {}
+    for form, _ in counts.most_common():
+        best.setdefault(form.casefold(), form)
+    return " ".join(best.get(w.casefold(), w) for w in words)
+
+
 def load_file(
     path: Path, *, root: Path, base_url: str | None = None, follow_symlinks: bool = False
 ) -> LoadedDocument:
@@ -205,15 +225,22 @@ def load_file(
     except IngestSourceError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
         raise IngestSourceError(f"{path}: {exc}") from exc
     relative = path.relative_to(root).as_posix()
+    title = parsed.title or _named_by_file(parsed.opening, relative)
+    parser = parsed.parser
+    if not title:
+        named = prettify_stem(relative)
+        title = _cased_as_written(named, parsed.sections)
+        if title != named:  # stored before names were cased as the page writes them
+            parser = "+".join(p for p in (parser, CASED_TITLE_PARSER) if p)
     return LoadedDocument(
         source_document=relative,
-        title=clip_title(parsed.title or _named_by_file(parsed.opening, relative) or prettify_stem(relative)),
+        title=clip_title(title),
         url=document_url(path, relative, base_url=base_url, front_matter=parsed.front_matter),
         sections=parsed.sections,
         raw_sha256=parsed.fingerprint or hashlib.sha256(raw).hexdigest(),
         tags=tag_list(parsed.front_matter.get("tags")),
         front_matter=parsed.front_matter,
-        parser=parsed.parser,
+        parser=parser,
     )
 
 

@@ -296,3 +296,14 @@ def test_a_line_of_block_attributes_is_markup_not_text(tmp_path: Path, attribute
     doc = load_file(page, root=tmp_path)
     assert doc.title == "Welcome" and doc.parser == "attributes-1"  # stored pages are read again once
     assert [block for s in doc.sections for block in s.blocks] == ["Click makes command line tools."]
+
+
+def test_a_title_from_the_file_name_is_cased_as_the_page_writes_it(tmp_path: Path) -> None:
+    page = "By default SSL certificates are verified; ssl errors name the SSL host.\n"
+    (tmp_path / "ssl.md").write_text(page, encoding="utf-8")
+    (tmp_path / "github-actions.md").write_text("Run it on GitHub.\n", encoding="utf-8")
+    (tmp_path / "plain-page.md").write_text("Nothing in capitals.\n", encoding="utf-8")
+    names = ("ssl.md", "github-actions.md", "plain-page.md")
+    ssl, actions, plain = (load_file(tmp_path / name, root=tmp_path) for name in names)
+    assert (ssl.title, actions.title, plain.title) == ("SSL", "GitHub Actions", "Plain Page")
+    assert ssl.parser == "cased-title-1" and plain.parser == ""
