@@ -180,8 +180,11 @@ def _named_by_file(heading: str | None, relative: str) -> str | None:
 
 
 def _cased_as_written(title: str, sections: list[Section]) -> str:
-    """``title`` (made from a file name) with each word cased as the page writes it most: "Ssl" for
-    ``ssl.md`` is "SSL" on the page; only a form with two capitals or more (an acronym, "GitHub")."""
+    """``title`` (made from a file name) with each word cased as the page writes it most.
+
+    "Ssl" for ``ssl.md`` is "SSL" on the page. Only a form with two capitals or more counts (an
+    acronym, "GitHub"): the file name's capitalised word is never worse than a lower-case one.
+    """
     words = title.split(" ")
     wanted = {w.casefold() for w in words if w.isalpha()}
     if not wanted:
