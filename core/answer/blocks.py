@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from core.ingest.markdown import INCLUDE_LINE, drop_html_comments
+from core.ingest.markdown import INCLUDE_LINE
 from core.retrieval.terms import carries_on, content_terms, introduces_next, refers_back
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
@@ -160,7 +160,9 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
     Returns:
         The blocks; empty ones are left out.
     """
-    text = _without_comments(_FRONT_MATTER_RE.sub("", markdown, count=1))
+    # Comments were left out when the page was read (``core.ingest.markdown``): what looks like one
+    # here is shown by the page ("Use &lt;!-- x --&gt; to comment", a code block's own).
+    text = _FRONT_MATTER_RE.sub("", markdown, count=1)
     out: list[Block] = []
     lines: list[str] = []
     kind: BlockKind | None = None
@@ -202,31 +204,6 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
     else:
         _flush(kind, lines, out)
     return tuple(out)
-
-
-def _without_comments(text: str) -> str:
-    """``text`` without the HTML comments of its prose: a code block showing one keeps it."""
-    if "<!--" not in text:
-        return text
-    out: list[str] = []
-    prose: list[str] = []
-    fence: str | None = None
-    for raw in text.split("\n"):
-        opener = None if fence is not None else _FENCE_RE.match(raw)
-        if fence is None and opener is None:
-            prose.append(raw)
-            continue
-        if prose:
-            out.append(drop_html_comments("\n".join(prose)))
-            prose = []
-        out.append(raw)
-        if opener is not None:
-            fence = opener.group(1)
-        elif fence is not None and raw.strip().startswith(fence):
-            fence = None
-    if prose:
-        out.append(drop_html_comments("\n".join(prose)))
-    return "\n".join(out)
 
 
 def list_items(block: Block) -> list[Block]:

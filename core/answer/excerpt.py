@@ -94,7 +94,6 @@ PROMISED_REST_CHARS = 200
 #: A sentence this long or longer, quoted already inside a longer block, is not quoted again.
 _REPEAT_CHARS = 40
 _WORD = re.compile(r"\w+")
-_FENCE_INFO = re.compile(r"^(?:`{3,}|~{3,})[^\n]*", re.M)
 _LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
 
 #: Words that name nothing ("can I pause it the same way?"): rare among the blocks read, they
@@ -464,5 +463,5 @@ def _words(block: Block) -> str:
     (``sh`` or ``bash``), spaces collapsed; JSON and YAML of the same settings differ.
     """
     if block.kind == "code":
-        return " ".join(_FENCE_INFO.sub("", block.text).split())
+        return " ".join("\n".join(block.text.split("\n")[1:-1]).split())  # inside its fences
     return " ".join(_WORD.findall(_LINK_TARGET.sub("]", block.text)))

@@ -7,27 +7,35 @@ inner text are kept), ``{ #anchor }`` heading ids and the lines of MkDocs' ``{* 
 mdBook's ``{{#include file}}`` that include a file (it is not there to read; a code block of them
 is kept, and answers leave it out with what introduces it: ``Block.is_unreadable``);
 reference links (``[text][ref]``) are written inline and their definitions left out
-(``core.ingest.reflinks``). Character references (``&mdash;``, ``&#124;``) read as the characters
-a browser shows (``ENTITY``), outside code spans.
+(``core.ingest.reflinks``); character references, ``<code>``, comments and footnote marks read as
+a browser shows them (``core.ingest.inline``). An HTML comment opening a line hides everything
+up to its ``-->``, code fences included (CommonMark's HTML block).
 """
 
 from __future__ import annotations
 
-import html
 import re
 from typing import NamedTuple
 
 from core.ingest.document import Section, SectionBuilder
+from core.ingest.inline import (
+    ENTITY,
+    attribute,
+    code_element,
+    decode_entities,
+    drop_html_comments,
+    footnote_labels,
+    plain_text,
+    without_footnote_marks,
+)
 from core.ingest.reflinks import definitions, inline_links
-from core.ingest.spans import CODE_SPAN, outside_code_spans
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _HEADING_ANCHOR = re.compile(r"\s*\{\s*#[\w.:-]+\s*\}\s*$")
-#: An HTML comment, or a code span, which may show one (`` `<!-- prettier-ignore -->` ``): whichever
-#: starts first wins, as a reader of the page sees it.
-_COMMENT_OR_SPAN = re.compile(rf"{CODE_SPAN.pattern}|<!--.*?-->", re.S)
+#: A line opening with an HTML comment that it does not close: the comment runs to its ``-->``.
+_COMMENT_BLOCK = re.compile(r"^ {0,3}<!--")
 _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
 _IMPORT = re.compile(
     r"^import\s+(?:[\w*\s,]*\{[^}]*\}[\w\s,]*from\s+|[\w*\s,]+from\s+)?['\"][^'\"\n]+['\"];?[ \t]*$", re.M
@@ -61,19 +69,9 @@ _BLOCK_TAGS = frozenset(
 )
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 _TAB_MARK = "\x1e"
-#: A Docusaurus tab's label, else its value (which Docusaurus shows when there is no label).
-_LABEL_ATTR = re.compile(r"""\blabel\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-_VALUE_ATTR = re.compile(r"""\bvalue\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-#: A backslash escape of ASCII punctuation (CommonMark): ``\<`` shows ``<``.
-_BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-#: A tag inside ``<code>``: an unescaped ``<`` (``\<css|strict>`` is text).
-_TAG_IN_CODE = re.compile(r"(?<!\\)<")
-#: A footnote's definition (``[^note]: text``, its text perhaps on the lines below) and a reference to it.
-_FOOTNOTE_DEFINITION = re.compile(r"^([ \t]*)\[\^[^\[\]\s]+\]:[ \t]*", re.M)
-_FOOTNOTE_REF = re.compile(r"[ \t]?\[\^[^\[\]\s]+\]")  # with the space before it: "is required [^1]."
-#: A character reference, as CommonMark reads one: named (``&vert;``), decimal or hexadecimal.
-ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+#: A GitHub alert's first line anywhere in a page (``has_inline_markup``).
+_ALERT_LINE = re.compile(r"^[ \t]*>[ \t]?\[![A-Za-z]+\]", re.M)
 
 
 class MarkdownPage(NamedTuple):
@@ -90,40 +88,53 @@ def parse_markdown(text: str) -> MarkdownPage:
     """Parse Markdown/MDX (front matter already removed) into sections."""
     builder = SectionBuilder()
     runs = _split_fences(text.replace("\r\n", "\n").replace("\r", "\n"))
-    defined = definitions("\n".join("\n".join(lines) for is_code, lines in runs if not is_code))
+    all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)
+    defined, notes = definitions(all_prose), footnote_labels(all_prose)
     tab: str | None = None
     for k, (is_code, lines) in enumerate(runs):
         if is_code:
-            builder.block("\n".join(_titled(lines, tab)))
+            builder.block("\n".join([titled_fence(lines[0], tab), *lines[1:]]))
             tab = None
             continue
-        prose = clean_prose(inline_links("\n".join(lines), defined)).rstrip().split("\n")
-        if prose[-1].startswith(_TAB_MARK) and k + 1 < len(runs):
-            tab = prose.pop()[1:]  # a tab's label over its code: the code block's title
-        for line in prose:
-            line = decode_entities(line.removeprefix(_TAB_MARK))
-            heading = _ATX.match(line)
-            if heading:
-                builder.heading(len(heading.group(1)), _heading_text(heading.group(2) or ""))
-                continue
-            setext = _SETEXT.match(line)
-            if setext and len(builder.paragraph) == 1 and builder.paragraph[0].strip():
-                title = builder.paragraph.pop()
-                builder.heading(1 if setext.group(1)[0] == "=" else 2, _heading_text(title))
-                continue
-            if line.strip():
-                builder.paragraph.append(line.rstrip())
-            else:
-                builder.end_paragraph()
+        prose = clean_prose(without_footnote_marks(inline_links("\n".join(lines), defined), notes))
+        prose_lines = prose.rstrip().split("\n")
+        if prose_lines[-1].startswith(_TAB_MARK) and k + 1 < len(runs) and "title=" not in runs[k + 1][1][0]:
+            tab = plain_text(prose_lines.pop()[1:])  # a tab's label over its code: the code's title
+        for line in prose_lines:
+            _read_line(builder, line.removeprefix(_TAB_MARK))
     sections = builder.finish()
     return MarkdownPage(builder.first_h1, sections, builder.opening)
 
 
-def _titled(fenced: list[str], title: str | None) -> list[str]:
-    """A code block's lines, its fence titled by the tab it is shown under (unless it has a title)."""
-    if not title or "title=" in fenced[0]:
-        return fenced
-    return [f'{fenced[0]} title="{title.replace(chr(34), chr(39))}"', *fenced[1:]]
+def _read_line(builder: SectionBuilder, line: str) -> None:
+    """One line of cleaned prose: a heading, a setext underline, a paragraph's line or its end.
+
+    Character references are read after the line's shape is: ``&#35; not a heading`` is text.
+    """
+    heading = _ATX.match(line)
+    if heading:
+        builder.heading(len(heading.group(1)), plain_text(_heading_text(heading.group(2) or "")))
+        return
+    setext = _SETEXT.match(line)
+    if setext and len(builder.paragraph) == 1 and builder.paragraph[0].strip():
+        title = builder.paragraph.pop()
+        builder.heading(1 if setext.group(1)[0] == "=" else 2, _heading_text(title))
+        return
+    if line.strip():
+        decoded = decode_entities(line.rstrip())
+        if decoded.lstrip()[:1] in ("#", ">") and decoded.lstrip()[:1] != line.lstrip()[:1]:
+            decoded = "\\" + decoded.lstrip()  # "&#35; not a heading": text, not a heading or a quote
+        builder.paragraph.append(decoded)
+    else:
+        builder.end_paragraph()
+
+
+def titled_fence(fence: str, title: str | None) -> str:
+    """A code block's opening fence with ``title="..."`` (shown above the code), unless it has one."""
+    if not title or "title=" in fence:
+        return fence
+    shown = title.replace('"', "'")
+    return f'{fence} title="{shown}"'
 
 
 def has_link_definitions(text: str) -> bool:
@@ -139,30 +150,12 @@ def has_mdbook_includes(text: str) -> bool:
 def has_inline_markup(text: str) -> bool:
     """Whether ``text`` holds markup read as the site shows it since parser ``markup-1``.
 
-    Character references (``&mdash;``), ``<code>`` elements, GitHub alerts (``> [!NOTE]``),
-    footnotes, Docusaurus tabs and comments shown in code spans were read as written before; so
-    were link definitions with the URL on the next line.
+    Character references (``&mdash;``), ``<code>`` elements, comments, GitHub alerts
+    (``> [!NOTE]``), footnotes and Docusaurus tabs were read as written before; so were link
+    definitions with the URL on the next line.
     """
-    return any(sign in text for sign in ("<code>", "[!", "[^", "<TabItem", "`<!--")) or (
-        "&" in text and ENTITY.search(text) is not None)
-
-
-def decode_entities(line: str) -> str:
-    """``line`` with its character references outside code spans read as their characters.
-
-    A ``|`` written as ``&#124;`` or ``&vert;`` in a table row is a cell's text, not a column's
-    edge: it becomes ``\\|``, Markdown's way of writing a pipe inside a cell. An unknown name
-    (``&s2;``) stays as written.
-    """
-    if "&" not in line:
-        return line
-    in_table = line.lstrip().startswith("|")  # a table row, as answers read one (``blocks._TABLE_RE``)
-
-    def character(match: re.Match[str]) -> str:
-        text = html.unescape(match[0])
-        return "\\|" if text == "|" and in_table else text
-
-    return outside_code_spans(line, lambda part: ENTITY.sub(character, part))
+    return (any(sign in text for sign in ("<code>", "<!--", "[^", "<TabItem"))
+            or _ALERT_LINE.search(text) is not None or ("&" in text and ENTITY.search(text) is not None))
 
 
 def has_attribute_lines(text: str) -> bool:
@@ -179,8 +172,6 @@ def clean_prose(text: str) -> str:
     """
     text = drop_html_comments(text)
     text = _MDX_COMMENT.sub("", text)
-    if "[^" in text:
-        text = outside_code_spans(text, _without_footnote_marks)
     text = _IMPORT.sub("", text)
     text = INCLUDE_LINE.sub("", text)
     text = _ATTRIBUTE_LINE.sub("", text)
@@ -203,18 +194,6 @@ def clean_prose(text: str) -> str:
             continue
         lines.append(line)
     return "\n".join(lines)
-
-
-def drop_html_comments(prose: str) -> str:
-    """``prose`` without its HTML comments; a code span showing one keeps it."""
-    if "<!--" not in prose:
-        return prose
-    return _COMMENT_OR_SPAN.sub(lambda m: m[0] if m["ticks"] else "", prose)
-
-
-def _without_footnote_marks(prose: str) -> str:
-    """Footnotes as chat reads them: a reference (``[^1]``) goes, a definition's text stays a paragraph."""
-    return _FOOTNOTE_REF.sub("", _FOOTNOTE_DEFINITION.sub(r"\1", prose))
 
 
 def _drop_exports(text: str) -> str:
@@ -271,7 +250,7 @@ def _strip_tags(text: str) -> str:
         name = tag.group(2)
         inner = text[tag.end() : end - 1]
         if name.lower() == "code" and not tag.group(1):
-            span = _code_span(text, i, end)
+            span = code_element(text, i, end)
             if span is not None:
                 out.append(span[0])
                 pos = span[1]
@@ -281,34 +260,13 @@ def _strip_tags(text: str) -> str:
         elif name.lower() == "br":
             out.append(" ")
         elif name == "TabItem" and not tag.group(1):
-            label = _LABEL_ATTR.search(inner) or _VALUE_ATTR.search(inner)
-            name = " ".join((label.group(1) or label.group(2)).split()) if label else ""
-            out.append(f"\n\n{_TAB_MARK}{name}\n\n" if name else "\n")
+            # Docusaurus shows a tab's value when it has no label.
+            label = " ".join((attribute(inner, "label") or attribute(inner, "value") or "").split())
+            out.append(f"\n\n{_TAB_MARK}{label}\n\n" if label else "\n")
         elif name.lower() in _BLOCK_TAGS or name[0].isupper():
             out.append("\n")
         pos = end
     return "".join(out)
-
-
-def _code_span(text: str, start: int, inner: int) -> tuple[str, int] | None:
-    """An inline ``<code>...</code>`` (at ``start``, its text from ``inner``) as a code span, and its end.
-
-    Docs write ``<code>`` where a code span cannot go: in a table cell holding a pipe
-    (``<code>a &vert; b</code>``) or around escaped text (``<code>\\<a&#124;b></code>``).
-    Between the tags a browser shows the text with its references and escapes read, so the
-    span holds that; in a table row a pipe stays escaped, or it would end the cell. A
-    ``<code>`` spanning lines, holding a tag or a backtick is left to the tag stripping (its
-    text kept, as before).
-    """
-    close = text.find("</code>", inner, inner + 1000)
-    body = text[inner:close]
-    if close == -1 or "\n" in body or "`" in body or _TAG_IN_CODE.search(body):
-        return None
-    shown = _BACKSLASH_ESCAPE.sub(r"\1", html.unescape(body))
-    line_start = text.rfind("\n", 0, start) + 1
-    if text[line_start:start].lstrip().startswith("|"):
-        shown = shown.replace("|", "\\|")
-    return f"`{shown}`", close + len("</code>")
 
 
 def _tag_end(text: str, start: int) -> int:
@@ -374,13 +332,30 @@ class Fences:
         return self.fence is not None
 
 
+def _after_comment(lines: list[str], start: int, prose: list[str]) -> int:
+    """Skip the HTML comment opening ``lines[start]``, fences in it included; return the next line.
+
+    A line after it closes it (``_split_fences`` checks); what follows its ``-->`` stays prose.
+    """
+    k = next(k for k in range(start + 1, len(lines)) if "-->" in lines[k])
+    rest = lines[k][lines[k].find("-->") + 3:]
+    if rest.strip():
+        prose.append(rest)
+    return k + 1
+
+
 def _split_fences(text: str) -> list[tuple[bool, list[str]]]:
     """Split text into (is_code, lines) runs; code runs include their fences."""
     runs: list[tuple[bool, list[str]]] = []
     prose: list[str] = []
     lines = text.split("\n")
+    # A comment opening after the last "-->" is never closed: it hides nothing.
+    last_close = max((k for k, line in enumerate(lines) if "-->" in line), default=-1)
     i = 0
     while i < len(lines):
+        if i < last_close and _COMMENT_BLOCK.match(lines[i]) and "-->" not in lines[i]:
+            i = _after_comment(lines, i, prose)
+            continue
         opener = _FENCE_OPEN.match(lines[i])
         if opener is None:
             prose.append(lines[i])

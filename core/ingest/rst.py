@@ -213,9 +213,10 @@ def _list_lines(node: nodes.Element, indent: str = "") -> list[str]:
         head, rest = _item_parts(item)
         if not head and rest and isinstance(rest[0], nodes.definition_list) and len(rest[0].children) == 1:
             # "- text, for example:" over an indented block is an item holding one definition:
-            # its term is the item's text, not a line under an empty marker.
-            head, more = _item_parts(rest[0].children[0])
-            rest = [*more, *rest[1:]]
+            # its term is the item's text (as written, not bold), not a line under an empty marker.
+            definition = rest[0].children[0]
+            head = " ".join(_term(definition).split())
+            rest = [*definition.children[-1].children, *rest[1:]]
         lines.append(f"{indent}{marker}{head}".rstrip())
         for child in rest:
             lines.extend(_nested_lines(child, indent + "  "))

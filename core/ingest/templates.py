@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 
 from core.ingest.document import with_lead
-from core.ingest.markdown import Fences, fence_opening
+from core.ingest.inline import attribute
+from core.ingest.markdown import Fences, fence_opening, titled_fence
 from core.ingest.spans import outside_code_spans
 
 #: A line that is one tag: ``{% name args %}`` (``{%-`` trims), ``{{< name args >}}``, ``{{% name %}}``.
 _TAG = re.compile(
     r"^[ \t]*(?:\{%-?[ \t]*(?P<liquid>[\w-]+)(?P<largs>.*?)-?%\}"
-    r"|\{\{[<%][ \t]*(?P<close>/)?[ \t]*(?P<hugo>[\w/.-]+)(?P<hargs>.*?)[>%]\}\})[ \t]*$"
+    r"|\{\{[<%](?!/\*)[ \t]*(?P<close>/)?[ \t]*(?P<hugo>[\w/.-]+)(?P<hargs>.*?)[>%]\}\})[ \t]*$"
 )
 _ONE_TAG = r"(?:\{%-?[ \t]*[\w-]+.*?-?%\}|\{\{[<%].*?[>%]\}\})"
 _SIGNS = re.compile(rf"^[ \t]*{_ONE_TAG}[ \t]*$|\{{\{{[<%](?:[ \t]*(?:rel)?ref[ \t]|/\*)", re.M)
@@ -37,10 +38,8 @@ _CLOSES_LINE = re.compile(
     r"(?<=\S)[ \t]+(\{%-?[ \t]*end[\w-]*[ \t]*-?%\}|\{\{[<%][ \t]*/[^{}\n]*?[>%]\}\})[ \t]*$")
 #: Hugo's link to a page: ``{{< relref "cli#install" >}}`` -> ``cli#install``.
 _REF = re.compile(r"""\{\{[<%][ \t]*(?:rel)?ref[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|([^\s>%]+))[ \t]*[>%]\}\}""")
-_TITLE = re.compile(r"""\b(?:title|header)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 #: Docsy's ``text=true``: the tab (or every tab of the pane) holds text, whatever its ``lang``.
 _TEXT = re.compile(r"""\btext\s*=\s*["']?true\b""")
-_LANG = re.compile(r"""\blang\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 #: Hugo's escaped tag, which its docs use to show one: ``{{</* name */>}}`` and ``{{%/* name */%}}``.
 _ESCAPED = re.compile(r"(\{\{[<%])/\*|\*/([>%]\}\})")
 #: A Hugo tag opening a line, and the end of one: a tag may run over lines, up to ``_MAX_TAG_LINES``.
@@ -49,7 +48,6 @@ _TAG_ENDS = re.compile(r"[>%]\}\}")
 _MAX_TAG_LINES = 20
 #: Tags whose content the site never shows (Docsy's ``{{< comment >}}``).
 _HIDDEN = frozenset({"comment"})
-_STYLE = re.compile(r"""\b(?:style|type|color)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 #: Tags that are notes: their kind ("Warning:") leads their content when they have no title.
 _NOTES = frozenset("hint alert notice callout admonition note tip warning info danger caution".split())
 #: Blocks nested deeper than this are read as plain text: the page must not exhaust the stack.
@@ -61,10 +59,13 @@ def looks_like_templates(text: str) -> bool:
     return _SIGNS.search(text) is not None
 
 
-def templates_to_markdown(text: str, *, depth: int = 0, as_text: bool = False) -> str:
+def templates_to_markdown(
+    text: str, *, depth: int = 0, as_text: bool = False, lang: str | None = None
+) -> str:
     """Rewrite tag-only lines: block tags as their labelled content, the rest left out.
 
-    ``as_text``: the enclosing tag says its content is text (Docsy's ``{{< tabpane text=true >}}``).
+    ``as_text``: the enclosing tag says its content is text (Docsy's ``{{< tabpane text=true >}}``);
+    ``lang``: the language it gives the code of its tabs (``{{< tabpane lang="yaml" >}}``).
     """
     lines = _own_lines(text.split("\n")) if depth == 0 else text.split("\n")
     closing = _pairs(lines)
@@ -77,23 +78,29 @@ def templates_to_markdown(text: str, *, depth: int = 0, as_text: bool = False) -
         if fences.code(line) or (tag := _TAG.match(line)) is None:  # code and prose: as written
             out.append(line)
         elif depth < _MAX_DEPTH and (end := closing.get(i - 1)) is not None:
-            out.extend(_block(tag, lines[i:end], depth=depth, as_text=as_text))
+            out.extend(_block(tag, lines[i:end], depth=depth, as_text=as_text, lang=lang))
             i = end + 1
     return _unescaped("\n".join(out)) if depth == 0 else "\n".join(out)
 
 
-def _block(tag: re.Match[str], inside: list[str], *, depth: int, as_text: bool) -> list[str]:
+def _block(
+    tag: re.Match[str], inside: list[str], *, depth: int, as_text: bool, lang: str | None
+) -> list[str]:
     """A block tag and what it holds as a reader sees them: labelled text or code, or nothing."""
     if _name(tag) in _HIDDEN:
         return []
     text_inside = as_text or _TEXT.search(tag["hargs"] or "") is not None
-    language = None if text_inside else _code_language(tag)
-    if language is not None and not any(fence_opening(row) for row in inside):
-        # The tab's label goes with its code as a fence title (shown above it), never alone.
-        label = _label(tag).removesuffix(":").replace('"', "'")
-        title = f' title="{label}"' if label else ""
-        return ["", f"```{language}{title}", *_dedented(inside), "```", ""]
-    body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside).strip("\n")
+    own = _code_language(tag)
+    if any(_TAG.match(row) for row in inside):  # a pane of tabs: its language is theirs
+        body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside,
+                                     lang=own if own is not None else lang)
+    elif not text_inside and (own or lang) is not None and not any(fence_opening(row) for row in inside):
+        # A tab of code: its label goes with it as the fence's title (shown above it), never alone.
+        fence = titled_fence("```" + (own if own is not None else lang or ""), _label(tag).removesuffix(":"))
+        return ["", fence, *_dedented(inside), "```", ""]
+    else:
+        body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside)
+    body = body.strip("\n")
     return ["", *with_lead(_label(tag), body.split("\n") if body else []), ""]
 
 
@@ -108,11 +115,12 @@ def _code_language(tag: re.Match[str]) -> str | None:
     if _name(tag) == "highlight":
         first = next(iter(args.split()), "")
         return first.strip("\"'") if "=" not in first else ""
-    language = _LANG.search(args)
-    return None if language is None else (language[1] if language[1] is not None else language[2]).strip()
+    language = attribute(args, "lang")
+    return None if language is None else language.strip()
 
 
 def _dedented(lines: list[str]) -> list[str]:
+    """``lines`` without the indentation they all share (a tab's code indented under its tag)."""
     indent = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
     return [line[indent:] for line in lines]
 
@@ -135,8 +143,7 @@ def _own_lines(lines: list[str]) -> list[str]:
             continue
         if _TAG_OPENS.match(line) and not _TAG_ENDS.search(line):
             # A tag written over several lines (one argument a line) is one tag.
-            window = range(k, min(k + _MAX_TAG_LINES, len(lines)))
-            end = next((j for j in window if _TAG_ENDS.search(lines[j])), None)
+            end = _tag_end_line(lines, k)
             if end is not None:
                 line = " ".join([line.rstrip(), *(part.strip() for part in lines[k:end + 1])])
                 k = end + 1
@@ -152,6 +159,20 @@ def _own_lines(lines: list[str]) -> list[str]:
         else:
             out.append(line)
     return out
+
+
+def _tag_end_line(lines: list[str], start: int) -> int | None:
+    """The line ending a tag opened the line before ``start``, or None.
+
+    It is within ``_MAX_TAG_LINES`` and before any blank line, fence or other tag: a tag is never
+    written across them, and prose or code after one is no argument of the tag.
+    """
+    for j in range(start, min(start + _MAX_TAG_LINES, len(lines))):
+        if not lines[j].strip() or fence_opening(lines[j]) or "{{" in lines[j]:
+            return None  # a blank line, a fence or another tag: this one was never closed
+        if _TAG_ENDS.search(lines[j]):
+            return j
+    return None
 
 
 def _name(tag: re.Match[str]) -> str:
@@ -184,14 +205,14 @@ def _pairs(lines: list[str]) -> dict[int, int]:
 def _label(tag: re.Match[str]) -> str:
     """What a reader sees before the content: the title, else a note's kind or style ("Warning:")."""
     args = tag["largs"] or tag["hargs"] or ""
-    if title := _TITLE.search(args):
-        text = (title[1] if title[1] is not None else title[2]).strip()
-        return f"{text}:" if text else ""
+    title = attribute(args, "title")
+    title = attribute(args, "header") if title is None else title  # Docsy's tabs and cards
+    if title is not None:
+        return f"{title.strip()}:" if title.strip() else ""
     if _name(tag) in _NOTES:
-        style = _STYLE.search(args)
+        style = attribute(args, "style") or attribute(args, "type") or attribute(args, "color")
         first = next(iter(args.split()), "")  # Hugo's ``{{% notice tip %}}`` names its kind first
         positional = first if "=" not in first else ""
-        kind = (style[1] if style[1] is not None else style[2]) if style else positional or _name(tag)
-        kind = kind.strip().strip("\"'")
+        kind = (style or positional or _name(tag)).strip().strip("\"'")
         return f"{kind.capitalize()}:" if kind else ""
     return ""

@@ -250,7 +250,7 @@ def test_an_item_whose_text_introduces_an_indented_block_keeps_its_text_on_the_m
         "Title\n=====\n\nSuccess might look like:\n\n - tests run\n"
         " - existing tests are rewritten, for example:\n    - native asserts\n    - markers\n"
         " - future needs\n")
-    assert sections[0].blocks[1] == ("- tests run\n- **existing tests are rewritten, for example:**\n"
+    assert sections[0].blocks[1] == ("- tests run\n- existing tests are rewritten, for example:\n"
                                      "  - native asserts\n  - markers\n- future needs")
 
 

@@ -129,9 +129,34 @@ def test_hugo_docs_showing_tags_read_as_the_site_shows_them() -> None:
     assert "**Imagine**: No heaven." in read  # a tag written over three lines is one tag
 
 
-def test_a_tag_left_open_over_many_lines_is_read_as_prose() -> None:
-    page = "{{< card\n" + "text\n" * 30 + ">}}\n"
-    assert templates_to_markdown(page).count("text") == 30
+def test_a_tag_written_over_lines_is_one_tag() -> None:
+    page = "{{< card\n  header=\"A\"\n>}}\nBody.\n{{< /card >}}\n"
+    assert templates_to_markdown(page).strip() == "A: Body."
+
+
+@pytest.mark.parametrize(("page", "kept"), [
+    ("{{< figure src=\"a.png\"\n\nPara 1.\n\nLast.\n", ["Para 1.", "Last."]),
+    ("{{< tabpane\n```yaml\na: 1 # >}}\n```\nafter\n", ["```yaml", "after"]),
+    ("{{< alert title=\"x\"\nprose one\n{{< /alert >}}\nafter\n", ["prose one", "after"]),
+    ("{{< card\n" + "text\n" * 30 + ">}}\n", ["text\n" * 30]),
+])
+def test_a_tag_never_runs_over_a_blank_line_a_fence_or_another_tag(page: str, kept: list[str]) -> None:
+    read = templates_to_markdown(page)
+    assert all(text in read for text in kept)
+
+
+def test_escaped_tags_outside_code_read_as_the_tags_shown() -> None:
+    page = "{{%/* notice tip */%}}\nA tip.\n{{%/* /notice */%}}\n\n{{</* figure\n  src=\"a.png\" */>}}\n"
+    assert templates_to_markdown(page) == (
+        "{{% notice tip %}}\nA tip.\n{{% /notice %}}\n\n{{< figure src=\"a.png\" >}}\n")
+
+
+def test_a_pane_s_language_is_its_tabs() -> None:
+    read = templates_to_markdown(
+        "{{< tabpane lang=\"yaml\" >}}\n{{< tab header=\"Linux\" >}}\nkey: 1\n{{< /tab >}}\n"
+        "{{< tab header=\"Mac\" >}}\nkey: 2\n{{< /tab >}}\n{{< /tabpane >}}\n")
+    assert "```yaml title=\"Linux\"\nkey: 1\n```" in read and "```yaml title=\"Mac\"\nkey: 2\n```" in read
+    assert "{{" not in read
 
 
 def test_a_pane_or_tab_of_text_is_text_whatever_its_lang() -> None:
