@@ -26,6 +26,7 @@ _DIAGRAM_FENCE_RE = re.compile(
 LABEL_CHARS = 60
 LABEL_WORDS = 8
 _SENTENCE_ENDS = (".", ":", ";", ",", "!", "?", ")")
+_FULL_STOPS = (".", "!", "?", ".)", '."', ".**")
 #: Words Title Case leaves in lower case.
 _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by from as vs via per".split())
 #: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
@@ -136,13 +137,14 @@ def _bare_table_rows(lines: list[str]) -> set[int]:
     return rows
 
 
-def _line_kind(line: str, current: BlockKind | None) -> BlockKind:
+def _line_kind(line: str, current: BlockKind | None, previous: str) -> BlockKind:
     if _TABLE_RE.match(line):
         return "table"
     if _LIST_RE.match(line):
         return "list"
-    if current == "list":
-        # The item above goes on: indented, or a "lazy" line wrapped without indentation (CommonMark).
+    if current == "list" and (line.startswith((" ", "\t")) or not previous.rstrip().endswith(_FULL_STOPS)):
+        # The item above goes on: indented, or wrapped mid-sentence without indentation (CommonMark's
+        # "lazy" line). A sentence starting after a full stop is read as the paragraph it looks like.
         return "list"
     return "para"
 
@@ -193,7 +195,7 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
             _flush(kind, lines, out)
             kind = None
             continue
-        line_kind = "table" if k in tables else _line_kind(line, kind)
+        line_kind = "table" if k in tables else _line_kind(line, kind, lines[-1] if lines else "")
         if line_kind != kind:
             _flush(kind, lines, out)
             kind = line_kind

@@ -840,6 +840,8 @@ def test_a_list_item_wrapped_without_indentation_is_one_item() -> None:
         Block("list", "* The **connect** timeout is the time to wait until a socket connection is "
                       "established.\n* The **read** timeout is the longest wait for a chunk of data."),
         Block("para", "After."))
+    # After a full stop, an unindented sentence is the paragraph it looks like.
+    assert [b.kind for b in parse_blocks("1. Monitor states.\n2. Outline it.\nDiscuss why.")] == ["list", "para"]
 
 
 def test_a_table_without_outer_pipes_is_a_table() -> None:
