@@ -39,6 +39,8 @@ _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
 #: line of spaces costs one pass.
 _DELIMITER_ROW_RE = re.compile(r"^\s*+\|?\s*+:?-++:?\s*+(?:\|\s*+:?-++:?\s*+)++\|?\s*+$")
 _QUOTE_RE = re.compile(r"^\s*>\s?")
+#: ``***``, ``---`` or ``_ _ _`` alone on a line: a rule between parts, nothing to read.
+_THEMATIC_BREAK_RE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _HARD_BREAK_RE = re.compile(r"(?<!\\)\\$")
 _FRONT_MATTER_RE = re.compile(r"\A\s*---\s*\n.*?\n---\s*(?:\n|\Z)", re.DOTALL)
 
@@ -171,6 +173,7 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
     fence: str | None = None
     lines_in = text.splitlines()
     tables = _bare_table_rows(lines_in)
+    was_quoted = False
     for k, raw in enumerate(lines_in):
         if fence is not None:
             lines.append(raw)
@@ -185,13 +188,16 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
             lines.append(raw.strip())
             continue
         line = _QUOTE_RE.sub("", raw, count=1)
+        if (line != raw) != was_quoted:  # a quote starts or ends: a block of its own
+            _flush(kind, lines, out)
+            kind, was_quoted = None, line != raw
         heading = _HEADING_RE.match(line)
         if heading:
             _flush(kind, lines, out)
             out.append(Block("heading", heading.group(1)))
             kind = None
             continue
-        if not line.strip():
+        if not line.strip() or _THEMATIC_BREAK_RE.match(line):
             _flush(kind, lines, out)
             kind = None
             continue

@@ -19,7 +19,6 @@ _TABLE_RE = re.compile(r"^\|.*\|$|^[-:|\s]{3,}$")
 # A boundary candidate: sentence punctuation, optional closing quotes/brackets, whitespace.
 _BOUNDARY_RE = re.compile(r"[.!?]+[\"'”’)\]]*\s+")
 _LEADING_CITES_RE = re.compile(r"(?:" + CITATION_RE.pattern + r"\s*)+")
-_LAST_WORD_RE = re.compile(r"(\S+)$")
 _SPACE_RE = re.compile(r"\s+")
 _CODE_SYMBOLS_RE = re.compile(r"[{}\[\]();=<>$\\|`_/#*]")
 # Unfenced code (a chunk boundary can cut a fence in half) still has tell-tale tokens.
@@ -51,9 +50,10 @@ def split_prose(text: str) -> list[str]:
         nxt = text[end]
         if nxt.islower():
             continue  # "e.g. the robot", "etc. and": a lower-case word continues the sentence.
-        word_match = _LAST_WORD_RE.search(text, start, match.start() + 1)
-        # "(e.g. `humble`)": the parenthesis or quote opening the abbreviation is no part of it.
-        word = word_match.group(1).lower().lstrip("([{\"'\u201c\u2018") if word_match else ""
+        # The word before the mark, found backwards (a search from ``start`` made a long
+        # paragraph of abbreviations quadratic); "(e.g." is "e.g.".
+        stop = match.start() + 1
+        word = text[max(start, text.rfind(" ", start, stop) + 1):stop].lower().lstrip("([{\"'\u201c\u2018")
         if word in _ABBREVIATIONS or re.fullmatch(r"[a-z]\.", word):
             continue  # "Fig. 3", initials like "J. Smith"
         cites = _LEADING_CITES_RE.match(text, end)

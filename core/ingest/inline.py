@@ -9,6 +9,7 @@ A tag's ``name="value"`` attributes are read here for every format's tags.
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from functools import lru_cache
@@ -24,6 +25,8 @@ _ESCAPE_OR_ENTITY = re.compile(rf"{_ESCAPE}|{ENTITY.pattern}")
 #: A tag inside ``<code>``: an unescaped ``<`` (``\<css|strict>`` is text).
 _TAG_IN_CODE = re.compile(r"(?<!\\)<")
 _COMMENT_OR_TICKS = re.compile(r"`+|<!--")
+#: Characters Markdown reads as markup wherever they stand: written as references, they are text.
+_MARKUP_CHARACTERS = frozenset("`|*_[]\\")
 #: A footnote's definition (``[^note]: text``, its text perhaps on the lines below).
 _FOOTNOTE_DEFINITION = re.compile(r"^([ \t]*)\[\^(?P<label>[^\[\]\s]+)\]:[ \t]*", re.M)
 #: A reference to a footnote, with the space before it ("is required [^1].").
@@ -33,18 +36,15 @@ _FOOTNOTE_REF = re.compile(r"[ \t]?\[\^(?P<label>[^\[\]\s]+)\](?!:)")
 def decode_entities(line: str) -> str:
     """``line`` with its character references outside code spans read as their characters.
 
-    A decoded character that Markdown would read as markup stays text: a backtick is escaped
-    (``&#96;rm&#96;`` is no code span), a line break is a space, and a pipe in a line holding
-    pipes (a table row) is ``\\|``, Markdown's pipe inside a cell. An unknown name stays as written.
+    A decoded character that Markdown would read as markup stays text: it is backslash-escaped
+    (``&#96;rm&#96;`` is no code span, ``&#124;`` no table cell, ``&#42;a&#42;`` no emphasis),
+    and a line break is a space. What a decoded character would start at the line's start (a
+    heading, a quote, a list item) is escaped by the caller, which knows the line's shape. An
+    unknown name stays as written.
     """
     if "&" not in line:
         return line
-    in_table = "|" in line
-
-    def character(match: re.Match[str]) -> str:
-        return _as_text(html.unescape(match[0]), in_table=in_table)
-
-    return outside_code_spans(line, lambda part: ENTITY.sub(character, part))
+    return outside_code_spans(line, lambda part: ENTITY.sub(lambda m: _as_text(html.unescape(m[0])), part))
 
 
 def plain_text(text: str) -> str:
@@ -52,12 +52,10 @@ def plain_text(text: str) -> str:
     return ENTITY.sub(lambda match: html.unescape(match[0]), text) if "&" in text else text
 
 
-def _as_text(text: str, *, in_table: bool) -> str:
-    if text == "`":
-        return "\\`"
-    if text == "|" and in_table:
-        return "\\|"
-    return " " if text in ("\n", "\r") else text
+def _as_text(text: str) -> str:
+    if text in ("\n", "\r"):
+        return " "
+    return f"\\{text}" if text in _MARKUP_CHARACTERS else text
 
 
 def code_element(text: str, start: int, inner: int) -> tuple[str, int] | None:
@@ -74,37 +72,49 @@ def code_element(text: str, start: int, inner: int) -> tuple[str, int] | None:
     body = text[inner:close]
     if close == -1 or "\n" in body or "`" in body or _TAG_IN_CODE.search(body):
         return None
+    end = close + len("</code>")
     shown = _ESCAPE_OR_ENTITY.sub(lambda m: m["escaped"] or html.unescape(m[0]), body)
-    if text[text.rfind("\n", 0, start) + 1:start].lstrip().startswith("|"):
-        shown = shown.replace("|", "\\|")
+    if not shown.strip():
+        return "", end  # an empty span would pair with a later backtick
+    line_end = text.find("\n", end)
+    if "|" in text[text.rfind("\n", 0, start) + 1:start] + text[end:None if line_end == -1 else line_end]:
+        shown = shown.replace("|", "\\|")  # a table row, with or without outer pipes
     ticks = "`" * (1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
     pad = " " if "`" in shown else ""
-    return f"{ticks}{pad}{shown}{pad}{ticks}", close + len("</code>")
+    return f"{ticks}{pad}{shown}{pad}{ticks}", end
 
 
 def drop_html_comments(prose: str) -> str:
     """``prose`` without its HTML comments; a code span showing one keeps it.
 
-    One pass: a comment with no ``-->`` after it closes nothing, and nothing after it does either.
+    A comment inside a paragraph is inline HTML: it closes before the next blank line or it is
+    text (a comment opening a line may run on; ``markdown._after_comment`` reads those).
     """
     if "<!--" not in prose:
         return prose
+    closes = [m.start() for m in re.finditer("-->", prose)]
+    blanks = [m.start() for m in re.finditer("\n[ \t]*\n", prose)]
     out: list[str] = []
     pos = 0
     while (found := _COMMENT_OR_TICKS.search(prose, pos)) is not None:
+        end = found.end()
         if found[0].startswith("`"):
             span = CODE_SPAN.match(prose, found.start())
-            end = span.end() if span else found.end()
-            out.append(prose[pos:end])
-            pos = end
+            end = span.end() if span else end
+        elif (close := _next(closes, end)) is not None and close < (_next(blanks, end) or len(prose)):
+            out.append(prose[pos:found.start()])  # a comment within its paragraph (inline HTML)
+            pos = close + 3
             continue
-        close = prose.find("-->", found.end())
-        if close == -1:
-            break
-        out.append(prose[pos:found.start()])
-        pos = close + 3
+        out.append(prose[pos:end])
+        pos = end
     out.append(prose[pos:])
     return "".join(out)
+
+
+def _next(positions: list[int], start: int) -> int | None:
+    """The first of the sorted ``positions`` at or after ``start``, or None."""
+    k = bisect.bisect_left(positions, start)
+    return positions[k] if k < len(positions) else None
 
 
 def footnote_labels(prose: str) -> frozenset[str]:

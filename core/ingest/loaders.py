@@ -26,6 +26,7 @@ from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import (
+    fence_opening,
     has_attribute_lines,
     has_inline_markup,
     has_link_definitions,
@@ -35,6 +36,7 @@ from core.ingest.markdown import (
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
+from core.ingest.spans import CODE_SPAN
 from core.ingest.templates import looks_like_templates, templates_to_markdown
 from core.ingest.text import decode_text, parse_plain_text
 from core.ingest.urls import INDEX_STEMS, document_url, prettify_stem
@@ -189,9 +191,13 @@ def _cased_as_written(title: str, sections: list[Section]) -> str:
     wanted = {w.casefold() for w in words if w.isalpha()}
     if not wanted:
         return title
+    # Words of prose only: code and its names (``GITHUB_TOKEN``, ``DJANGO_SETTINGS_MODULE``) say
+    # nothing of how the page writes a word.
+    prose = (CODE_SPAN.sub(" ", block) for section in sections for block in section.blocks
+             if not fence_opening(block.split("\n", 1)[0]))
     counts: Counter[str] = Counter(
-        form for section in sections for block in section.blocks for form in re.findall(r"[A-Za-z]+", block)
-        if form.casefold() in wanted and sum(c.isupper() for c in form) >= 2)
+        form for text in prose for form in re.findall(r"\w+", text)
+        if form.isalpha() and form.casefold() in wanted and sum(c.isupper() for c in form) >= 2)
     best: dict[str, str] = {}
     for form, _ in counts.most_common():
         best.setdefault(form.casefold(), form)

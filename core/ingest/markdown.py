@@ -70,6 +70,8 @@ _BLOCK_TAGS = frozenset(
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 _TAB_MARK = "\x1e"
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+#: What starts a block in Markdown at a line's start: a heading, a quote, a list item.
+_STARTS_BLOCK = re.compile(r"^[ \t]*(?:#|>|[-+*][ \t]|\d{1,9}[.)][ \t])")
 #: A GitHub alert's first line anywhere in a page (``has_inline_markup``).
 _ALERT_LINE = re.compile(r"^[ \t]*>[ \t]?\[![A-Za-z]+\]", re.M)
 
@@ -102,15 +104,13 @@ def parse_markdown(text: str) -> MarkdownPage:
             tab = plain_text(prose_lines.pop()[1:])  # a tab's label over its code: the code's title
         for line in prose_lines:
             _read_line(builder, line.removeprefix(_TAB_MARK))
-    sections = builder.finish()
+    sections = [Section(section.headings, [_decoded(block) for block in section.blocks])
+                for section in builder.finish()]
     return MarkdownPage(builder.first_h1, sections, builder.opening)
 
 
 def _read_line(builder: SectionBuilder, line: str) -> None:
-    """One line of cleaned prose: a heading, a setext underline, a paragraph's line or its end.
-
-    Character references are read after the line's shape is: ``&#35; not a heading`` is text.
-    """
+    """One line of cleaned prose: a heading, a setext underline, a paragraph's line or its end."""
     heading = _ATX.match(line)
     if heading:
         builder.heading(len(heading.group(1)), plain_text(_heading_text(heading.group(2) or "")))
@@ -118,15 +118,29 @@ def _read_line(builder: SectionBuilder, line: str) -> None:
     setext = _SETEXT.match(line)
     if setext and len(builder.paragraph) == 1 and builder.paragraph[0].strip():
         title = builder.paragraph.pop()
-        builder.heading(1 if setext.group(1)[0] == "=" else 2, _heading_text(title))
+        builder.heading(1 if setext.group(1)[0] == "=" else 2, plain_text(_heading_text(title)))
         return
     if line.strip():
-        decoded = decode_entities(line.rstrip())
-        if decoded.lstrip()[:1] in ("#", ">") and decoded.lstrip()[:1] != line.lstrip()[:1]:
-            decoded = "\\" + decoded.lstrip()  # "&#35; not a heading": text, not a heading or a quote
-        builder.paragraph.append(decoded)
+        builder.paragraph.append(line.rstrip())
     else:
         builder.end_paragraph()
+
+
+def _decoded(block: str) -> str:
+    """A prose block with its character references read, after its shape was (``&#35;`` is no heading).
+
+    A line that a decoded character would start as a heading, a quote or a list item is escaped.
+    """
+    if "&" not in block or fence_opening(block.split("\n", 1)[0]):
+        return block  # a code block is shown as written
+    lines = []
+    for line in block.split("\n"):
+        decoded = decode_entities(line)
+        if _STARTS_BLOCK.match(decoded) and not _STARTS_BLOCK.match(line):
+            indent = len(decoded) - len(decoded.lstrip())
+            decoded = f"{decoded[:indent]}\\{decoded[indent:]}"
+        lines.append(decoded)
+    return "\n".join(lines)
 
 
 def titled_fence(fence: str, title: str | None) -> str:

@@ -90,18 +90,27 @@ def _block(
     if _name(tag) in _HIDDEN:
         return []
     text_inside = as_text or _TEXT.search(tag["hargs"] or "") is not None
-    own = _code_language(tag)
-    if any(_TAG.match(row) for row in inside):  # a pane of tabs: its language is theirs
-        body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside,
-                                     lang=own if own is not None else lang)
-    elif not text_inside and (own or lang) is not None and not any(fence_opening(row) for row in inside):
+    language = _code_language(tag)
+    language = lang if language is None else language
+    if _holds_blocks(inside):  # a pane of tabs: its language is theirs
+        body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside, lang=language)
+    elif not text_inside and language is not None and not any(fence_opening(row) for row in inside):
         # A tab of code: its label goes with it as the fence's title (shown above it), never alone.
-        fence = titled_fence("```" + (own if own is not None else lang or ""), _label(tag).removesuffix(":"))
+        fence = titled_fence(f"```{language}", _label(tag).removesuffix(":"))
         return ["", fence, *_dedented(inside), "```", ""]
     else:
         body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside)
     body = body.strip("\n")
     return ["", *with_lead(_label(tag), body.split("\n") if body else []), ""]
+
+
+def _holds_blocks(inside: list[str]) -> bool:
+    """Whether these lines hold a Hugo block tag with its closing tag (a pane's tabs).
+
+    A tag-shaped line in a tab of code (Liquid's ``{% if %}``, ``{{< figure >}}`` shown as
+    HTML) is code, not a tab.
+    """
+    return any((tag := _TAG.match(inside[k])) is not None and tag["hugo"] for k in _pairs(inside))
 
 
 def _code_language(tag: re.Match[str]) -> str | None:

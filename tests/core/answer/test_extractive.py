@@ -841,7 +841,8 @@ def test_a_list_item_wrapped_without_indentation_is_one_item() -> None:
                       "established.\n* The **read** timeout is the longest wait for a chunk of data."),
         Block("para", "After."))
     # After a full stop, an unindented sentence is the paragraph it looks like.
-    assert [b.kind for b in parse_blocks("1. Monitor states.\n2. Outline it.\nDiscuss why.")] == ["list", "para"]
+    kinds = [b.kind for b in parse_blocks("1. Monitor states.\n2. Outline it.\nDiscuss why.")]
+    assert kinds == ["list", "para"]
 
 
 def test_a_table_without_outer_pipes_is_a_table() -> None:
@@ -853,3 +854,9 @@ def test_a_table_without_outer_pipes_is_a_table() -> None:
 def test_an_abbreviation_after_a_parenthesis_ends_no_sentence() -> None:
     assert split_sentences("Replace it with your distribution (e.g. `humble`, `jazzy`). Then build.") == [
         "Replace it with your distribution (e.g. `humble`, `jazzy`).", "Then build."]
+
+
+def test_a_quote_or_a_rule_after_a_list_item_is_not_the_item() -> None:
+    assert parse_blocks("- Install it\n> Note: needs root.\n\n- item\n***\nnext") == (
+        Block("list", "- Install it"), Block("para", "Note: needs root."), Block("list", "- item"),
+        Block("para", "next"))

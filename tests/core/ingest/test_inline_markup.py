@@ -20,8 +20,9 @@ from core.ingest.markdown import parse_markdown
         ("keep `&amp;` and ``a &lt; b`` as code, read &lt; here",
          "keep `&amp;` and ``a &lt; b`` as code, read < here"),
         ("| `|` | <code>pat &vert; pat</code> &#124; x |", "| `|` | <code>pat \\| pat</code> \\| x |"),
-        ("a || b, written a &#124;&#124; b", "a || b, written a \\|\\| b"),  # pipes: perhaps a table row
-        ("written a &#124;&#124; b", "written a || b"),
+        # A pipe written as a reference is no cell's edge.
+        ("a || b, written a &#124;&#124; b", "a || b, written a \\|\\| b"),
+        ("&#42;a&#42; &#91;x&#93;(u) C:&#92;", "\\*a\\* \\[x\\](u) C:\\\\"),
     ],
 )
 def test_character_references_read_as_a_browser_shows_them(line: str, read: str | None) -> None:
@@ -108,3 +109,19 @@ def test_a_tab_s_label_is_read_and_kept_when_its_code_has_a_title() -> None:
                                   "> [!NOTE]\n" * 30_000, "<!-- -->\n<!--\n" * 25_000])
 def test_reading_inline_markup_stays_linear(page: str) -> None:
     assert parse_markdown(page) is not None  # quadratic, these took seconds to minutes
+
+
+def test_a_decoded_character_starts_no_block_and_a_setext_title_reads_plain() -> None:
+    page = parse_markdown("&#35; Title &#96;x&#96;\n===\n\n&#45; not an item\n&#124; a &#124; b &#124;\n")
+    assert page.sections[0].headings == ["# Title `x`"]
+    assert page.sections[0].blocks == ["\\- not an item\n\\| a \\| b \\|"]
+
+
+def test_code_in_a_table_without_outer_pipes_keeps_its_pipe_in_the_cell_and_empty_code_goes() -> None:
+    assert blocks("a | b\n--|--\nx | <code>p&#124;q</code>\n\nUse <code></code> and ``x`` here.") == [
+        "a | b\n--|--\nx | `p\\|q`", "Use  and ``x`` here."]
+
+
+def test_a_comment_inside_a_paragraph_closes_before_a_blank_line_or_is_text() -> None:
+    assert blocks("Write <!-- to open\n\nSecond para.\n\nClose with -->.") == [
+        "Write <!-- to open", "Second para.", "Close with -->."]

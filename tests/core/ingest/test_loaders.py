@@ -301,9 +301,12 @@ def test_a_line_of_block_attributes_is_markup_not_text(tmp_path: Path, attribute
 def test_a_title_from_the_file_name_is_cased_as_the_page_writes_it(tmp_path: Path) -> None:
     page = "By default SSL certificates are verified; ssl errors name the SSL host.\n"
     (tmp_path / "ssl.md").write_text(page, encoding="utf-8")
-    (tmp_path / "github-actions.md").write_text("Run it on GitHub.\n", encoding="utf-8")
+    (tmp_path / "github-actions.md").write_text("Run it on GitHub.\n\n`GITHUB_TOKEN` and GITHUB_TOKEN.\n\n"
+                                                "```sh\nexport GITHUB=1 ACTIONS=2\n```\n", encoding="utf-8")
+    (tmp_path / "settings.md").write_text("Set DJANGO_SETTINGS_MODULE.\n", encoding="utf-8")
     (tmp_path / "plain-page.md").write_text("Nothing in capitals.\n", encoding="utf-8")
-    names = ("ssl.md", "github-actions.md", "plain-page.md")
-    ssl, actions, plain = (load_file(tmp_path / name, root=tmp_path) for name in names)
-    assert (ssl.title, actions.title, plain.title) == ("SSL", "GitHub Actions", "Plain Page")
+    names = ("ssl.md", "github-actions.md", "plain-page.md", "settings.md")
+    ssl, actions, plain, settings = (load_file(tmp_path / name, root=tmp_path) for name in names)
+    assert (ssl.title, actions.title, plain.title, settings.title) == ("SSL", "GitHub Actions", "Plain Page",
+                                                                       "Settings")
     assert ssl.parser == "cased-title-1" and plain.parser == ""

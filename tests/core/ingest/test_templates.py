@@ -135,7 +135,7 @@ def test_a_tag_written_over_lines_is_one_tag() -> None:
 
 
 @pytest.mark.parametrize(("page", "kept"), [
-    ("{{< figure src=\"a.png\"\n\nPara 1.\n\nLast.\n", ["Para 1.", "Last."]),
+    ("{{< figure src=\"a.png\"\n\nPara 1.\n>}}\n\nLast.\n", ["Para 1.", "Last."]),
     ("{{< tabpane\n```yaml\na: 1 # >}}\n```\nafter\n", ["```yaml", "after"]),
     ("{{< alert title=\"x\"\nprose one\n{{< /alert >}}\nafter\n", ["prose one", "after"]),
     ("{{< card\n" + "text\n" * 30 + ">}}\n", ["text\n" * 30]),
@@ -165,3 +165,12 @@ def test_a_pane_or_tab_of_text_is_text_whatever_its_lang() -> None:
             "{{< tab header=\"Swahili\" lang=\"sw\" text=true >}}\nKaribu\n{{< /tab >}}\n")
     read = templates_to_markdown(page)
     assert "English: **Welcome!**" in read and "Swahili: Karibu" in read and "```" not in read
+
+
+def test_tag_lines_in_a_tab_of_code_are_code() -> None:
+    read = templates_to_markdown(
+        "{{< tabpane >}}\n{{< tab header=\"Liquid\" lang=\"liquid\" >}}\n{% if user %}\nHi {{ user.name }}\n"
+        "{% endif %}\n{{< /tab >}}\n{{< /tabpane >}}\n\n"
+        "{{< tab lang=\"html\" >}}\n{{< figure src=\"a\" >}}\n<p>x</p>\n{{< /tab >}}\n")
+    assert "```liquid title=\"Liquid\"\n{% if user %}\nHi {{ user.name }}\n{% endif %}\n```" in read
+    assert "```html\n{{< figure src=\"a\" >}}\n<p>x</p>\n```" in read
