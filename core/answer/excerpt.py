@@ -447,8 +447,9 @@ def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list
     for unit in selected:
         key = quote_key(unit.block.text)
         words = _words(unit.block)
-        repeated = key in quoted or (bool(words) and words in said) or (
-            unit.block.kind == "para" and len(words) >= _REPEAT_CHARS and any(words in s for s in said))
+        inside = unit.block.kind == "para" and len(words) >= _REPEAT_CHARS and any(
+            f" {words} " in f" {s} " for s in said)  # whole words: "run it" is not in "rerun it"
+        repeated = key in quoted or (bool(words) and words in said) or inside
         if not repeated:
             quoted.add(key)
             said.append(words)
