@@ -76,9 +76,10 @@ def code_element(text: str, start: int, inner: int) -> tuple[str, int] | None:
     shown = _ESCAPE_OR_ENTITY.sub(lambda m: m["escaped"] or html.unescape(m[0]), body)
     if not shown.strip():
         return "", end  # an empty span would pair with a later backtick
-    line_end = text.find("\n", end)
-    if "|" in text[text.rfind("\n", 0, start) + 1:start] + text[end:None if line_end == -1 else line_end]:
-        shown = shown.replace("|", "\\|")  # a table row, with or without outer pipes
+    if "|" in shown:  # only then is the line read: a table row, with or without outer pipes
+        line_end = text.find("\n", end)
+        if "|" in text[text.rfind("\n", 0, start) + 1:start] + text[end:None if line_end == -1 else line_end]:
+            shown = shown.replace("|", "\\|")
     ticks = "`" * (1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
     pad = " " if "`" in shown else ""
     return f"{ticks}{pad}{shown}{pad}{ticks}", end
