@@ -150,9 +150,11 @@ def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[U
     ):
         start = best - 1
         if (units[start].block.kind == "code" and start > 0 and not units[start].opens_section
-                and units[start - 1].block.is_lead_in and not units[start - 1].cut
+                and units[start - 1].block.kind == "para" and not units[start - 1].cut
                 and len(units[start - 1].block.text) <= LEAD_IN_CHARS):
-            start -= 1  # and what introduces that code ("use the dependency-only mode:")
+            # and the sentence introducing that code, as a code block chosen first brings it:
+            # "use the dependency-only mode:", or "Add the `-v 4` flag for verbose output."
+            start -= 1
     # Never past the next heading either: its blocks answer under a title the excerpt leaves out.
     if _same_section(units, end) and units[end].block.is_body and units[end - 1].block.kind == "para":
         end += 1  # "Run the following command:" without the command answers nothing
