@@ -860,3 +860,13 @@ def test_a_quote_or_a_rule_after_a_list_item_is_not_the_item() -> None:
     assert parse_blocks("- Install it\n> Note: needs root.\n\n- item\n***\nnext") == (
         Block("list", "- Install it"), Block("para", "Note: needs root."), Block("list", "- item"),
         Block("para", "next"))
+
+
+def test_code_quoted_before_its_explanation_comes_with_a_sentence_introducing_it() -> None:
+    page = chunk(1, (
+        "Gazebo prints little by default.\n\nAdd the `-v 4` flag for verbose output.\n\n"
+        "```bash\ngz sim shapes.sdf -v 4\n```\n\n"
+        "The verbose level prints every message, which helps when a headless server fails to start."))
+    [excerpt] = choose_excerpts("my headless server fails to start, how do i see every message?", [page])
+    assert excerpt.startswith("Add the `-v 4` flag for verbose output.")
+    assert "prints little" not in excerpt
