@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from core.ingest.inline import attribute
 from core.ingest.markdown import INCLUDE_LINE
 from core.retrieval.terms import carries_on, content_terms, introduces_next, refers_back
 
@@ -261,8 +262,7 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
 _FENCE_INFO_RE = re.compile(r"^(\s*(?:`{3,}|~{3,}))(.*)$")  # the info is stripped after: linear
 _LANGUAGE_RE = re.compile(r"\{?\s*\.?([\w+#-]+)")
 #: ... and VitePress' code-group tab label ending it: ```` ```sh [npm] ```` (not ``hl_lines=[8]``).
-_TITLE_RE = re.compile(
-    r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)')|(?:^|\s)\[([^\[\]\n]+)\](?:\{[^{}\n]*\})?\s*$""")
+_TAB_LABEL_RE = re.compile(r"(?:^|\s)\[([^\[\]\n]+)\](?:\{[^{}\n]*\})?\s*$")
 
 
 def _plain_fence(line: str) -> tuple[str, str]:
@@ -276,8 +276,9 @@ def _plain_fence(line: str) -> tuple[str, str]:
     info = re.sub(r"^\{(?:code-block|code|sourcecode|code-cell)\}\s*", "", given)  # MyST's, unread
     language = _LANGUAGE_RE.match(info)
     keep = language[1] if language is not None and "=" not in info[: language.end() + 1] else ""
-    title = _TITLE_RE.search(info)
-    return match[1] + keep, (title[1] or title[2] or title[3] or "").strip() if title else ""
+    label = _TAB_LABEL_RE.search(info)
+    title = attribute(info, "title") or (label[1] if label else "")
+    return match[1] + keep, title.strip()
 
 
 #: Twoslash (Shiki, VitePress) compiles a snippet with a preamble the page hides: ``// ---cut---``

@@ -58,7 +58,7 @@ class SectionBuilder:
         #: start at ``##``, some end with a "## Summary"). A page opening with prose or a note,
         #: or with the first of many sections at one level ("## 0.47.3" of a changelog: two or
         #: more later headings at its level or above), takes its title from elsewhere.
-        self.opening_heading: str | None = None
+        self._opening_heading: str | None = None
         self._opening_level = 0
         self._opening_peers = 0
         self._opened = False
@@ -71,7 +71,7 @@ class SectionBuilder:
         if level == 1 and self.first_h1 is None and text:
             self.first_h1 = text
         if not self._opened and text:
-            self.opening_heading, self._opening_level = text, level
+            self._opening_heading, self._opening_level = text, level
         elif level <= self._opening_level:
             self._opening_peers += 1
         self._opened = True
@@ -83,7 +83,7 @@ class SectionBuilder:
     @property
     def opening(self) -> str | None:
         """The heading the page opens with, unless it is only the first of several at its level."""
-        return self.opening_heading if self._opening_peers < 2 else None
+        return self._opening_heading if self._opening_peers < 2 else None
 
     def end_paragraph(self) -> None:
         if self.paragraph:

@@ -26,11 +26,11 @@ from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import (
-    fence_opening,
     has_attribute_lines,
     has_inline_markup,
     has_link_definitions,
     has_mdbook_includes,
+    is_code_block,
     parse_markdown,
 )
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
@@ -194,7 +194,7 @@ def _cased_as_written(title: str, sections: list[Section]) -> str:
     # Words of prose only: code and its names (``GITHUB_TOKEN``, ``DJANGO_SETTINGS_MODULE``) say
     # nothing of how the page writes a word.
     prose = (CODE_SPAN.sub(" ", block) for section in sections for block in section.blocks
-             if not fence_opening(block.split("\n", 1)[0]))
+             if not is_code_block(block))
     counts: Counter[str] = Counter(
         form for text in prose for form in re.findall(r"\w+", text)
         if form.isalpha() and form.casefold() in wanted and sum(c.isupper() for c in form) >= 2)

@@ -131,7 +131,7 @@ def _decoded(block: str) -> str:
 
     A line that a decoded character would start as a heading, a quote or a list item is escaped.
     """
-    if "&" not in block or fence_opening(block.split("\n", 1)[0]):
+    if "&" not in block or is_code_block(block):
         return block  # a code block is shown as written
     lines = []
     for line in block.split("\n"):
@@ -141,6 +141,11 @@ def _decoded(block: str) -> str:
             decoded = f"{decoded[:indent]}\\{decoded[indent:]}"
         lines.append(decoded)
     return "\n".join(lines)
+
+
+def is_code_block(block: str) -> bool:
+    """Whether a section's block is a fenced code block (``SectionBuilder.block``), not prose."""
+    return fence_opening(block.split("\n", 1)[0]) is not None
 
 
 def titled_fence(fence: str, title: str | None) -> str:

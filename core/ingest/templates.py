@@ -16,6 +16,7 @@ they name, as the site shows them. Other tags inside a line of prose, and anythi
 from __future__ import annotations
 
 import re
+import textwrap
 
 from core.ingest.document import with_lead
 from core.ingest.inline import attribute
@@ -97,7 +98,8 @@ def _block(
     elif not text_inside and language is not None and not any(fence_opening(row) for row in inside):
         # A tab of code: its label goes with it as the fence's title (shown above it), never alone.
         fence = titled_fence(f"```{language}", _label(tag).removesuffix(":"))
-        return ["", fence, *_dedented(inside), "```", ""]
+        # The code without the indentation it shares under its tag.
+        return ["", fence, *textwrap.dedent("\n".join(inside)).split("\n"), "```", ""]
     else:
         body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside)
     body = body.strip("\n")
@@ -126,12 +128,6 @@ def _code_language(tag: re.Match[str]) -> str | None:
         return first.strip("\"'") if "=" not in first else ""
     language = attribute(args, "lang")
     return None if language is None else language.strip()
-
-
-def _dedented(lines: list[str]) -> list[str]:
-    """``lines`` without the indentation they all share (a tab's code indented under its tag)."""
-    indent = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
-    return [line[indent:] for line in lines]
 
 
 def _unescaped(text: str) -> str:
