@@ -75,6 +75,8 @@ REFLINKS_PARSER = "reflinks-2"
 #: Pages with character references, ``<code>``, GitHub alerts, tabs or comments in code spans
 #: (``has_inline_markup``), which were read as written before.
 MARKUP_PARSER = "markup-1"
+#: Pages with CommonMark's indented code blocks, which were read as prose before.
+INDENTED_CODE_PARSER = "indented-code-1"
 #: Pages titled from their file name, a word cased as the page writes it ("SSL" for ``ssl.md``).
 CASED_TITLE_PARSER = "cased-title-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
@@ -94,15 +96,15 @@ class Parsed(NamedTuple):
     opening: str | None = None
 
 
-def _markdown(text: str, *, myst: bool = True) -> Parsed:
+def _markdown(text: str, *, mdx: bool = False) -> Parsed:
     front_matter, body = parse_front_matter(text)
-    return _markdown_body(body, front_matter, myst=myst)
+    return _markdown_body(body, front_matter, mdx=mdx)
 
 
-def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True) -> Parsed:
+def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False) -> Parsed:
     parsers = []
     body = body.replace("\r\n", "\n").replace("\r", "\n")  # the rewrites below read lines
-    if myst and looks_like_myst(body):
+    if not mdx and looks_like_myst(body):  # MDX's braces are JSX, never MyST
         body = myst_to_markdown(body)
         parsers.append(MYST_PARSER)
     if looks_like_mkdocs(body):
@@ -119,13 +121,15 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, myst: bool = True
         parsers.append(REFLINKS_PARSER)
     if has_inline_markup(body):
         parsers.append(MARKUP_PARSER)
-    page = parse_markdown(body)
+    page = parse_markdown(body, indented_code=not mdx)
+    if page.indented_code:
+        parsers.append(INDENTED_CODE_PARSER)
     title = text_value(front_matter.get("title")) or page.h1
     return Parsed(title, page.sections, front_matter, "+".join(parsers), opening=page.opening)
 
 
 def _mdx(text: str) -> Parsed:
-    return _markdown(text, myst=False)  # MDX's braces are JSX, never MyST
+    return _markdown(text, mdx=True)
 
 
 def _html(text: str) -> Parsed:

@@ -72,6 +72,12 @@ _TAB_MARK = "\x1e"
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 #: What starts a block in Markdown at a line's start: a heading, a quote, a list item.
 _STARTS_BLOCK = re.compile(r"^[ \t]*(?:#|>|[-+*][ \t]|\d{1,9}[.)][ \t])")
+#: A line indented by four columns: CommonMark's indented code, where a paragraph could not go on.
+_INDENTED = re.compile(r"^(?: {4}| {0,3}\t)")
+#: A top-level line after which (and a blank line) an indented block is code: no list item, quote,
+#: tag, tab or admonition marker, definition or footnote, whose text goes on indented.
+_TOP_LEVEL_TEXT = re.compile(
+    r"^(?![-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|[ \t>|<{:]|\[\^|={3}|!{3}|\?{3}|/{3})")
 #: A GitHub alert's first line anywhere in a page (``has_inline_markup``).
 _ALERT_LINE = re.compile(r"^[ \t]*>[ \t]?\[![A-Za-z]+\]", re.M)
 
@@ -84,12 +90,20 @@ class MarkdownPage(NamedTuple):
     sections: list[Section]
     #: The heading it opens with, before any text (``SectionBuilder.opening``), or None.
     opening: str | None = None
+    #: Whether it holds an indented code block (read as prose before).
+    indented_code: bool = False
 
 
-def parse_markdown(text: str) -> MarkdownPage:
-    """Parse Markdown/MDX (front matter already removed) into sections."""
+def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
+    """Parse Markdown/MDX (front matter already removed) into sections.
+
+    Args:
+        text: The page.
+        indented_code: Whether a block indented by four columns can be code (MDX has none: its
+            indentation is JSX's).
+    """
     builder = SectionBuilder()
-    runs = _split_fences(text.replace("\r\n", "\n").replace("\r", "\n"))
+    runs, indented = _split_fences(text.replace("\r\n", "\n").replace("\r", "\n"), indented_code)
     all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)
     defined, notes = definitions(all_prose), footnote_labels(all_prose)
     tab: str | None = None
@@ -106,7 +120,7 @@ def parse_markdown(text: str) -> MarkdownPage:
             _read_line(builder, line.removeprefix(_TAB_MARK))
     sections = [Section(section.headings, [_decoded(block) for block in section.blocks])
                 for section in builder.finish()]
-    return MarkdownPage(builder.first_h1, sections, builder.opening)
+    return MarkdownPage(builder.first_h1, sections, builder.opening, indented)
 
 
 def _read_line(builder: SectionBuilder, line: str) -> None:
@@ -363,41 +377,80 @@ def _after_comment(lines: list[str], start: int, prose: list[str]) -> int:
     return k + 1
 
 
-def _split_fences(text: str) -> list[tuple[bool, list[str]]]:
-    """Split text into (is_code, lines) runs; code runs include their fences."""
+def _indented_code(lines: list[str], start: int) -> tuple[list[str], int]:
+    """The indented code block opening ``lines[start]``, fenced, and the line after it.
+
+    It runs while lines are blank or indented by four columns; it never ends on a blank line.
+    """
+    end = start
+    for k in range(start, len(lines)):
+        if lines[k].strip():
+            if not _INDENTED.match(lines[k]):
+                break
+            end = k + 1
+    body = [line.expandtabs(4)[4:].rstrip() for line in lines[start:end]]
+    return ["```", *body, "```"], end
+
+
+def _fenced_code(lines: list[str], start: int, opener: re.Match[str]) -> tuple[list[str], int]:
+    """The fenced code block ``opener`` opens at ``lines[start]``, closed, and the line after it."""
+    indent = len(opener.group("indent"))
+    fence = opener.group("fence")
+    code = [fence + opener.group("info").rstrip()]
+    i = start + 1
+    while i < len(lines) and not closes_fence(lines[i], fence):
+        line = lines[i]
+        # Drop the opener's indentation (fences inside list items) but no more.
+        strip = min(indent, len(line) - len(line.lstrip(" \t")))
+        code.append(line[strip:].rstrip())
+        i += 1
+    while len(code) > 1 and not code[-1].strip():
+        code.pop()  # trailing blank lines (often an unclosed fence's end of file)
+    code.append(fence)  # an unclosed fence is closed so fences always pair up
+    return code, i + 1
+
+
+def _split_fences(text: str, indented_code: bool) -> tuple[list[tuple[bool, list[str]]], bool]:
+    """Split text into (is_code, lines) runs, and say whether one is an indented code block.
+
+    Code runs include their fences; an indented code block gets fences.
+    """
     runs: list[tuple[bool, list[str]]] = []
     prose: list[str] = []
     lines = text.split("\n")
     # A comment opening after the last "-->" is never closed: it hides nothing.
     last_close = max((k for k, line in enumerate(lines) if "-->" in line), default=-1)
     i = 0
+    # Whether an indented block here would be code: after a blank line, under a top-level paragraph,
+    # heading or code block (under a list item, a tab or a tag it is the item's text).
+    may_indent, after_blank, found = indented_code, True, False
     while i < len(lines):
         if i < last_close and _COMMENT_BLOCK.match(lines[i]) and "-->" not in lines[i]:
             i = _after_comment(lines, i, prose)
             continue
         opener = _FENCE_OPEN.match(lines[i])
         if opener is None:
-            prose.append(lines[i])
+            line = lines[i]
+            if may_indent and after_blank and _INDENTED.match(line):
+                if prose:
+                    runs.append((False, prose))
+                    prose = []
+                code, i = _indented_code(lines, i)
+                runs.append((True, code))
+                found = True
+                continue
+            if line.strip() and not _INDENTED.match(line):
+                may_indent = indented_code and _TOP_LEVEL_TEXT.match(line) is not None
+            after_blank = not line.strip()
+            prose.append(line)
             i += 1
             continue
         if prose:
             runs.append((False, prose))
             prose = []
-        indent = len(opener.group("indent"))
-        fence = opener.group("fence")
-        code = [fence + opener.group("info").rstrip()]
-        i += 1
-        while i < len(lines) and not closes_fence(lines[i], fence):
-            line = lines[i]
-            # Drop the opener's indentation (fences inside list items) but no more.
-            strip = min(indent, len(line) - len(line.lstrip(" \t")))
-            code.append(line[strip:].rstrip())
-            i += 1
-        while len(code) > 1 and not code[-1].strip():
-            code.pop()  # trailing blank lines (often an unclosed fence's end of file)
-        code.append(fence)  # an unclosed fence is closed so fences always pair up
-        i += 1
+        code, i = _fenced_code(lines, i, opener)
         runs.append((True, code))
+        may_indent, after_blank = indented_code and not opener.group("indent"), False
     if prose:
         runs.append((False, prose))
-    return runs
+    return runs, found

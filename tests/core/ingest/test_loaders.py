@@ -146,7 +146,7 @@ def test_a_page_opening_otherwise_keeps_its_title_from_elsewhere(text: str) -> N
 
 
 def test_mkdocs_anchor_and_setext_headings() -> None:
-    h1, sections, _ = parse_markdown("Title\n=====\n\nintro\n\nPart { #part }\n----\n\nbody\n")
+    h1, sections, *_ = parse_markdown("Title\n=====\n\nintro\n\nPart { #part }\n----\n\nbody\n")
     assert h1 == "Title"
     assert [(s.headings, s.blocks) for s in sections] == [
         (["Title"], ["intro"]), (["Title", "Part"], ["body"]),
@@ -159,6 +159,36 @@ def test_fences_inside_lists_and_unclosed_fences_are_whole_blocks() -> None:
     blocks = sections[0].blocks
     assert "```bash\nros2 run\n\necho done\n```" in blocks  # blank line inside code does not split it
     assert blocks[-1] == "~~~\nopen <b>\n~~~"  # an unclosed fence is closed, its text kept raw
+
+
+def test_an_indented_block_under_a_paragraph_is_code() -> None:
+    page = parse_markdown("# T\n\nRun this:\n\n    sudo prime-select nvidia\n\n    # log in\n\nAfter.\n")
+    code = "```\nsudo prime-select nvidia\n\n# log in\n```"
+    assert page.sections[0].blocks == ["Run this:", code, "After."]
+    assert page.indented_code
+
+
+@pytest.mark.parametrize("text", [
+    "Text\n    goes on\n",  # no blank line: the paragraph goes on
+    "- item\n\n    the item's second paragraph\n",
+    "1. step\n\n    more of the step\n",
+    '=== "pip"\n\n    text of a tab\n',
+    "<details>\n\n    text of a tag\n",
+    "[^1]: a footnote\n\n    its second paragraph\n",
+    "> a quote\n\n    after it\n",
+])
+def test_an_indented_block_under_a_list_item_tab_or_tag_is_its_text(text: str) -> None:
+    page = parse_markdown(text)
+    assert not page.indented_code
+    assert not any(block.startswith("```") for section in page.sections for block in section.blocks)
+
+
+def test_mdx_has_no_indented_code(tmp_path: Path) -> None:
+    for name in ("page.md", "page.mdx"):
+        (tmp_path / name).write_text("Intro.\n\n    <Card title='x' />\n", encoding="utf-8")
+    md, mdx = (load_file(tmp_path / name, root=tmp_path) for name in ("page.md", "page.mdx"))
+    assert md.sections[0].blocks[-1].startswith("```") and "indented-code-1" in md.parser
+    assert not any("```" in block for block in mdx.sections[0].blocks) and "indented-code" not in mdx.parser
 
 
 def test_clean_prose_leaves_comparisons_and_plain_text() -> None:
