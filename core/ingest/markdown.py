@@ -61,6 +61,7 @@ _ATTRIBUTE_LINE = re.compile(
     r"(?:[ \t]+(?:[#.][\w.:-]+|[\w-]+=(?:\"[^\"\n]*\"|'[^'\n]*'|[\w.:%-]+)))*[ \t]*\}[ \t]*$", re.M)
 _TAG_START = re.compile(r"<(/?)([A-Za-z][\w.:-]*)")
 _SPECIAL = re.compile(r"[`<]")
+_BRACE = re.compile(r"[{}]")
 _AUTOLINK = re.compile(r"(?i)(?:https?|mailto|ftp):")
 _BLOCK_TAGS = frozenset(
     {"address", "article", "aside", "blockquote", "center", "dd", "details", "div", "dl", "dt",
@@ -255,6 +256,7 @@ def _strip_tags(text: str) -> str:
     out: list[str] = []
     pos = 0
     n = len(text)
+    braces = _brace_pairs(text)
     while True:
         match = _SPECIAL.search(text, pos)
         if match is None:
@@ -275,7 +277,7 @@ def _strip_tags(text: str) -> str:
                 pos = end + j - i
             continue
         tag = _TAG_START.match(text, i)
-        end = _tag_end(text, tag.end()) if tag else -1
+        end = _tag_end(text, tag.end(), braces) if tag else -1
         if tag is None or end == -1:
             out.append("<")
             pos = i + 1
@@ -302,32 +304,47 @@ def _strip_tags(text: str) -> str:
     return "".join(out)
 
 
-def _tag_end(text: str, start: int) -> int:
-    """Index just past the ``>`` closing a tag whose name ends at ``start``, or -1."""
+def _tag_end(text: str, start: int, braces: dict[int, int]) -> int:
+    """Index just past the ``>`` closing a tag whose name ends at ``start``, or -1.
+
+    ``braces`` pairs each ``{`` with its ``}`` (``_brace_pairs``): a JSX expression is skipped whole,
+    so each scan reads only the tag's own characters, never a whole run of unclosed braces again.
+    """
     if start < len(text) and text[start] not in " \t\n/>":
         return -1
-    depth = 0
     i = start
     limit = min(len(text), start + 5000)
     while i < limit:
         ch = text[i]
-        if ch in "\"'" and depth == 0:
+        if ch in "\"'":
             close = text.find(ch, i + 1, limit)
             if close == -1:
                 return -1
             i = close + 1
             continue
         if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif depth == 0:
-            if ch == ">":
-                return i + 1
-            if ch == "<" or text.startswith("\n\n", i):
-                return -1  # "a <b and c": not a tag after all
+            if i not in braces:
+                return -1  # an unclosed "{": no tag
+            i = braces[i] + 1
+            continue
+        if ch == ">":
+            return i + 1
+        if ch in "<}" or text.startswith("\n\n", i):
+            return -1  # "a <b and c": not a tag after all
         i += 1
     return -1
+
+
+def _brace_pairs(text: str) -> dict[int, int]:
+    """The index of the ``}`` closing each ``{`` of ``text`` that is closed."""
+    pairs: dict[int, int] = {}
+    opened: list[int] = []
+    for match in _BRACE.finditer(text):
+        if match.group() == "{":
+            opened.append(match.start())
+        elif opened:
+            pairs[opened.pop()] = match.start()
+    return pairs
 
 
 def _heading_text(raw: str) -> str:

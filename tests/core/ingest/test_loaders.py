@@ -196,6 +196,12 @@ def test_clean_prose_leaves_comparisons_and_plain_text() -> None:
     assert clean_prose("x <br/> y") == "x   y"
 
 
+def test_a_jsx_expression_in_a_tag_is_skipped_whole_and_an_unclosed_one_makes_no_tag() -> None:
+    assert clean_prose("x <Card icon={<Icon n={1} />} title='t'>in</Card> y") == "x \nin\n y"
+    assert clean_prose("a <b {c and d> e") == "a <b {c and d> e"
+    assert clean_prose("a <b } c> d") == "a <b } c> d"
+
+
 HTML_PAGE = """<!doctype html><html><head><title>Nodes | Robotics Book</title>
 <style>.x{}</style><script>var secret = 1;</script></head>
 <body><nav class="navbar">Navbar link</nav><header>Site header</header>
