@@ -26,7 +26,7 @@ from core.models import MAX_TEXT_LENGTH, DocumentChunk
 from core.retrieval.terms import introduces_next
 
 #: Bump whenever chunk boundaries or texts change, so every document is re-ingested.
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 #: Sections shorter than this are merged with their neighbour.
 MIN_SECTION_CHARS = 200
 #: RetrievedChunk caps ``section`` at 2000 characters.
@@ -38,6 +38,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…:;])\s+(?=\S)")
 _PARAGRAPH = "\n\n"
 #: Prose this many times the target with no sentence end is split into runs of words, not words.
 _HUGE_RUN = 64
+#: A table's header and delimiter rows (``| a | b |`` over ``|---|---|``, outer pipes optional).
+_TABLE_HEAD = re.compile(
+    r"\A[^\n]*\|[^\n]*\n[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*(?:\n|\Z)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,8 @@ class _Unit:
     text: str
     joiner: str
     code: bool = False
+    #: A table, or rows of one under its header: no other chunk starts with its tail.
+    table: bool = False
 
 
 def chunk_id(source_document: str, chunk_index: int) -> str:
@@ -221,12 +226,37 @@ def _units(blocks: list[str], *, target_chars: int) -> list[_Unit]:
         if is_code_block(block):
             units.extend(_Unit(piece, _PARAGRAPH, code=True) for piece in _cap_code(block))
         elif len(block) <= target_chars:
-            units.append(_Unit(block, _PARAGRAPH))
+            units.append(_Unit(block, _PARAGRAPH, table=_TABLE_HEAD.match(block) is not None))
+        elif (rows := _table_pieces(block, target_chars)) is not None:
+            units.extend(_Unit(piece, _PARAGRAPH, table=True) for piece in rows)
         else:
             pieces = _split_prose(block, target_chars)
             units.append(_Unit(pieces[0][0], _PARAGRAPH))
             units.extend(_Unit(text, joiner) for text, joiner in pieces[1:])
     return units
+
+
+def _table_pieces(block: str, limit: int) -> list[str] | None:
+    """A long table cut between rows, each piece under the table's header; None for no table.
+
+    Rows without their header read as a row of unnamed values, in a chunk and in an answer.
+    """
+    head = _TABLE_HEAD.match(block)
+    if head is None:
+        return None
+    header = head.group().rstrip("\n")
+    rows = block[head.end():].split("\n")
+    if max(len(row) for row in rows) + len(header) + 1 > limit:
+        return None  # a row too long to go under the header: cut as prose
+    pieces: list[str] = []
+    current: list[str] = []
+    for row in rows:
+        if current and len(header) + sum(len(r) + 1 for r in current) + len(row) + 1 > limit:
+            pieces.append("\n".join([header, *current]))
+            current = []
+        current.append(row)
+    pieces.append("\n".join([header, *current]))
+    return pieces
 
 
 def _split_prose(text: str, limit: int) -> list[tuple[str, str]]:
@@ -338,17 +368,18 @@ def _pack(units: list[_Unit], *, target_chars: int, max_chars: int, overlap_char
 
     texts: list[str] = []
     previous: str | None = None
-    previous_ends_in_code = False
+    previous_ends_whole = False
     for group in groups:
         body = _render(group)
         text = body
-        if previous is not None and overlap_chars and not previous_ends_in_code:
+        if previous is not None and overlap_chars and not previous_ends_whole:
             room = max_chars - len(body) - len(group[0].joiner)
             tail = _tail(previous, min(overlap_chars, room))
             if tail:
                 text = tail + group[0].joiner + body
         texts.append(text)
-        previous, previous_ends_in_code = body, group[-1].code
+        # Half a code block or a table's last rows would open the next chunk as nonsense.
+        previous, previous_ends_whole = body, group[-1].code or group[-1].table
     return texts
 
 
