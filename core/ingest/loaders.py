@@ -28,8 +28,8 @@ from core.ingest.html import parse_html
 from core.ingest.markdown import (
     has_attribute_lines,
     has_inline_markup,
-    has_link_definitions,
     has_mdbook_includes,
+    has_reference_links,
     is_code_block,
     parse_markdown,
 )
@@ -69,9 +69,10 @@ TEMPLATES_PARSER = "templates-3"
 ATTRIBUTES_PARSER = "attributes-1"
 #: Pages with mdBook's includes (``{{#include file}}``), whose include lines outside code were read as text.
 INCLUDES_PARSER = "includes-1"
-#: Pages defining reference links (``[ref]: url``), whose references and definitions were read as text before
-#: (``-2``: a definition may give its URL on the next line).
-REFLINKS_PARSER = "reflinks-2"
+#: Pages defining or making reference links (``[ref]: url``, ``[a][ref]``), whose references and
+#: definitions were read as text before (``-2``: a definition may give its URL on the next line;
+#: ``-3``: pages making a reference too, an undefined ``[text][ref]`` shows its text).
+REFLINKS_PARSER = "reflinks-3"
 #: Pages with character references, ``<code>``, GitHub alerts, tabs or comments in code spans
 #: (``has_inline_markup``), which were read as written before.
 MARKUP_PARSER = "markup-1"
@@ -117,7 +118,7 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False
         parsers.append(ATTRIBUTES_PARSER)
     if has_mdbook_includes(body):
         parsers.append(INCLUDES_PARSER)
-    if has_link_definitions(body):
+    if has_reference_links(body):
         parsers.append(REFLINKS_PARSER)
     if has_inline_markup(body):
         parsers.append(MARKUP_PARSER)

@@ -28,7 +28,7 @@ from core.ingest.inline import (
     plain_text,
     without_footnote_marks,
 )
-from core.ingest.reflinks import definitions, inline_links
+from core.ingest.reflinks import definitions, has_full_reference, inline_links
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -171,9 +171,9 @@ def titled_fence(fence: str, title: str | None) -> str:
     return f'{fence} title="{shown}"'
 
 
-def has_link_definitions(text: str) -> bool:
-    """Whether ``text`` defines reference links (``[ref]: https://...``)."""
-    return bool(definitions(text))
+def has_reference_links(text: str) -> bool:
+    """Whether ``text`` defines reference links (``[ref]: https://...``) or makes one (``[a][b]``)."""
+    return bool(definitions(text)) or has_full_reference(text)
 
 
 def has_mdbook_includes(text: str) -> bool:

@@ -4,8 +4,10 @@ mdBook's and Django REST framework's pages write most links this way, the defini
 gathered at the bottom. Read as they are, chat shows "[std::io::Stdin][iostdin]" and the
 chunks end in lines of addresses. Each reference becomes an inline link
 (``[text](https://...)``, which answers show as chat can follow it) and the definition
-lines go. A reference whose label is not defined stays as it is written (``a[0][1]`` is
-an index), and so does what a code span writes.
+lines go. A full reference whose label the page does not define (``[errors()][pydantic.Error]``,
+``[typing][]``) is a cross-reference the site's build resolves (mkdocs-autorefs): its text is
+shown. After a word, a bracket or a parenthesis it stays as it is written (``a[0][1]`` is an
+index), and so does what a code span writes.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ _NESTED = r"(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])+"
 _FULL = [re.compile(rf"(?P<bang>!?)\[(?P<text>{text})\]\[(?P<label>[^\[\]\n]*)\]")
          for text in (_FLAT, _NESTED)]
 _ASIDE = re.compile(r"\x00(\d+)\x00")
+#: What makes ``[a][b]`` after it an index or a call's subscript rather than a link.
+_INDEXED = re.compile(r"[\w\])\x00]")
 #: ``[label]`` alone (a shortcut reference): not after ``]``, not before ``(``, ``[`` or ``:``.
 _SHORTCUT = re.compile(rf"(?P<bang>!?)(?<!\])\[(?P<text>{_FLAT})\](?![\[(:])")
 
@@ -44,14 +48,23 @@ def definitions(prose: str) -> dict[str, str]:
     return found
 
 
+def has_full_reference(text: str) -> bool:
+    """Whether ``text`` makes a full reference (``[text][ref]``, ``[text][]``)."""
+    return "][" in text and _FULL[0].search(text) is not None
+
+
 def inline_links(prose: str, defined: dict[str, str]) -> str:
-    """``prose`` with its references to ``defined`` labels written inline and its definitions left out."""
-    if not defined:
+    """``prose`` with its references written inline (or as their text) and its definitions left out."""
+    if not defined and "][" not in prose:
         return prose
 
     def full(match: re.Match[str]) -> str:
         url = defined.get(_key(back(match["label"] or match["text"])))
-        return match[0] if url is None else f"{match['bang']}[{match['text']}]({url})"
+        if url is not None:
+            return f"{match['bang']}[{match['text']}]({url})"
+        if match["bang"] or _INDEXED.match(match.string, max(match.start() - 1, 0)):
+            return match[0]
+        return match["text"]
 
     def shortcut(match: re.Match[str]) -> str:
         url = defined.get(_key(back(match["text"])))

@@ -33,7 +33,7 @@ def test_references_become_inline_links_and_definitions_go() -> None:
 
 
 def test_what_no_definition_names_stays_as_written() -> None:
-    prose = "Index a[0][1], task [x] done, [unknown][nope] and [label]: not a definition here."
+    prose = "Index a[0][1], `m`[0][1], task [x] done, ![img][nope] and [label]: not a definition here."
     assert inline_links(prose, definitions(prose)) == prose
     assert inline_links("See [docs].\n\n[docs]: https://d.test", {"docs": "https://d.test"}) == (
         "See [docs](https://d.test).\n\n")
@@ -69,4 +69,18 @@ def test_reading_reference_links_stays_linear_on_runs_of_brackets() -> None:
 def test_pages_defining_links_are_chunked_again_once(tmp_path: Path) -> None:
     page = tmp_path / "install.md"
     page.write_text(PAGE, encoding="utf-8")
-    assert load_file(page, root=tmp_path).parser == "reflinks-2+markup-1"  # the page holds a comment too
+    assert load_file(page, root=tmp_path).parser == "reflinks-3+markup-1"  # the page holds a comment too
+
+
+def test_a_cross_reference_the_site_resolves_shows_its_text() -> None:
+    # mkdocs-autorefs: "[text][python.path]" and "[heading][]" are links the build makes.
+    prose = "Call [`errors()`][pydantic_core.ValidationError.errors] or see [Unions][] (a [b][c])."
+    assert inline_links(prose, definitions(prose)) == "Call `errors()` or see Unions (a b)."
+    assert parse_markdown("| f | see |\n|---|---|\n| x | [`x()`][m.x] |\n").sections[0].blocks == [
+        "| f | see |\n|---|---|\n| x | `x()` |"]
+
+
+def test_a_page_making_cross_references_is_read_again(tmp_path: Path) -> None:
+    page = tmp_path / "a.md"
+    page.write_text("# A\n\nSee [Models][concepts.models].\n", encoding="utf-8")
+    assert load_file(page, root=tmp_path).parser == "reflinks-3"
