@@ -27,6 +27,8 @@ from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import (
     has_attribute_lines,
+    has_component_titles,
+    has_icons,
     has_inline_markup,
     has_mdbook_includes,
     has_reference_links,
@@ -63,7 +65,7 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
 #: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
 RST_PARSER = "rst-3"
 MYST_PARSER = "myst-2"
-MKDOCS_PARSER = "mkdocs-2"
+MKDOCS_PARSER = "mkdocs-3"  # -3: code annotation markers left out
 TEMPLATES_PARSER = "templates-3"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.
 ATTRIBUTES_PARSER = "attributes-1"
@@ -78,6 +80,10 @@ REFLINKS_PARSER = "reflinks-3"
 MARKUP_PARSER = "markup-1"
 #: Pages with CommonMark's indented code blocks, which were read as prose before.
 INDENTED_CODE_PARSER = "indented-code-1"
+#: Pages showing Material for MkDocs' icons (``:material-help:``), whose shortcodes were read as text.
+ICONS_PARSER = "icons-1"
+#: Pages with titled components (``<Card title="...">``, ``<LinkCard>``), whose titles were left out.
+COMPONENTS_PARSER = "components-1"
 #: Pages titled from their file name, a word cased as the page writes it ("SSL" for ``ssl.md``).
 CASED_TITLE_PARSER = "cased-title-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
@@ -122,6 +128,10 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False
         parsers.append(REFLINKS_PARSER)
     if has_inline_markup(body):
         parsers.append(MARKUP_PARSER)
+    if has_icons(body):
+        parsers.append(ICONS_PARSER)
+    if has_component_titles(body):
+        parsers.append(COMPONENTS_PARSER)
     page = parse_markdown(body, indented_code=not mdx)
     if page.indented_code:
         parsers.append(INDENTED_CODE_PARSER)

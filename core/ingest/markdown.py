@@ -68,9 +68,13 @@ _BLOCK_TAGS = frozenset(
      "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol", "p", "pre",
      "section", "summary", "table", "tbody", "td", "th", "thead", "tr", "ul"}
 )
+#: A component (capitalised, as JSX writes them) given a title: a card, a link card, an aside.
+_COMPONENT_TITLE = re.compile(r"<[A-Z][\w.]*\s[^<>]*?\btitle\s*=\s*[\"']")
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 _TAB_MARK = "\x1e"
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+#: Material for MkDocs' icon shortcodes (``:material-help:``, ``:simple-github:{ .lg }``): a picture.
+_ICON = re.compile(r":(?:material|fontawesome|octicons|simple)-[\w-]+:(?:\{[^}\n]*\})?")
 #: What starts a block in Markdown at a line's start: a heading, a quote, a list item.
 _STARTS_BLOCK = re.compile(r"^[ \t]*(?:#|>|[-+*][ \t]|\d{1,9}[.)][ \t])")
 #: A line indented by four columns: CommonMark's indented code, where a paragraph could not go on.
@@ -192,6 +196,11 @@ def has_inline_markup(text: str) -> bool:
             or _ALERT_LINE.search(text) is not None or ("&" in text and ENTITY.search(text) is not None))
 
 
+def has_icons(text: str) -> bool:
+    """Whether ``text`` shows Material for MkDocs' icons (``:material-help:``), read as text before."""
+    return _ICON.search(text) is not None
+
+
 def has_attribute_lines(text: str) -> bool:
     """Whether ``text`` holds a line of block attributes (``{.class}``), which reading leaves out."""
     return _ATTRIBUTE_LINE.search(text) is not None
@@ -206,6 +215,7 @@ def clean_prose(text: str) -> str:
     """
     text = drop_html_comments(text)
     text = _MDX_COMMENT.sub("", text)
+    text = _ICON.sub("", text)
     text = _IMPORT.sub("", text)
     text = INCLUDE_LINE.sub("", text)
     text = _ATTRIBUTE_LINE.sub("", text)
@@ -298,10 +308,28 @@ def _strip_tags(text: str) -> str:
             # Docusaurus shows a tab's value when it has no label.
             label = " ".join((attribute(inner, "label") or attribute(inner, "value") or "").split())
             out.append(f"\n\n{_TAB_MARK}{label}\n\n" if label else "\n")
+        elif name[0].isupper() and not tag.group(1) and (card := _card_text(inner)):
+            out.append(f"\n\n{card}\n\n")
         elif name.lower() in _BLOCK_TAGS or name[0].isupper():
             out.append("\n")
         pos = end
     return "".join(out)
+
+
+def _card_text(attributes: str) -> str | None:
+    """What a component's ``title`` (a card's, an aside's) shows: a line, linked and described."""
+    title = attribute(attributes, "title")
+    if not title or not title.strip():
+        return None
+    href, description = attribute(attributes, "href"), attribute(attributes, "description")
+    shown = " ".join(title.split())
+    text = f"[{shown}]({href})" if href and not href.startswith("{") else shown
+    return f"{text}: {' '.join(description.split())}" if description and description.strip() else text
+
+
+def has_component_titles(text: str) -> bool:
+    """Whether ``text`` holds a component with a title (``<Card title="...">``), left out before."""
+    return _COMPONENT_TITLE.search(text) is not None
 
 
 def _tag_end(text: str, start: int, braces: dict[int, int]) -> int:

@@ -8,6 +8,7 @@ tab's name, often what its command is for, was a stray line. Here the content is
 and led by the label a reader sees ("Note:", "Title:", "macOS and Linux:"), as MyST's notes
 are (``core.ingest.myst``); nested blocks are read too.
 
+A code annotation's marker (``# (1)!``) is left out of the code.
 Lines that include another file (``--8<-- "file.md"``, ``{* file *}``, ``{! file !}``) are dropped:
 the included file is not there to read. mkdocstrings' ``::: httpx.Client`` and its indented
 options read as the object's name and the members they list (the site renders their docstrings
@@ -39,7 +40,11 @@ _AUTODOC = re.compile(r"^[ \t]*:::[ \t]+(?P<path>[A-Za-z_]\w*(?:\.\w+)+)[ \t]*$"
 _MEMBERS = re.compile(r"^[ \t]*:?members:?[ \t]*(?P<inline>.*)$")
 _MEMBER_ITEM = re.compile(r"^[ \t]*-[ \t]+(?P<name>\w+)[ \t]*$")
 _SIGNS = re.compile(
-    r"^[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]?[\w-]+|===\+?!?[ \t]+\"|-+8<-+|:::[ \t]+\w+\.\w)", re.M)
+    r"^[ \t]*(?:(?:!!!|\?\?\?\+?)[ \t]?[\w-]+|===\+?!?[ \t]+\"|-+8<-+|:::[ \t]+\w+\.\w)"
+    r"|(?:#|//)[ \t]*\(\d+\)![ \t]*$", re.M)
+#: Material's code annotation marker ending a line of code (``x = 1  # (1)!``): the site shows a
+#: button there, and the note it opens is the numbered list after the code.
+_ANNOTATION = re.compile(r"[ \t]*(?:#|//)[ \t]*\(\d+\)!?[ \t]*$")
 #: The width of the indentation that holds a block's content.
 _STEP = 4
 #: Blocks nested deeper than this are read as plain text: the page must not exhaust the stack.
@@ -60,8 +65,10 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
     while i < len(lines):
         line = lines[i]
         i += 1
-        if fences.code(line):  # code: as written
-            out.append(line)
+        if fences.code(line):  # code: as written, but for annotation markers
+            bare = _ANNOTATION.sub("", line)
+            if bare.strip() or not line.strip():
+                out.append(bare)
         elif depth < _MAX_DEPTH and (opener := _OPEN.match(line)):
             block, i = _block(opener, lines, i, depth)
             out.extend(block or [line])  # no content: a line of text

@@ -197,7 +197,7 @@ def test_clean_prose_leaves_comparisons_and_plain_text() -> None:
 
 
 def test_a_jsx_expression_in_a_tag_is_skipped_whole_and_an_unclosed_one_makes_no_tag() -> None:
-    assert clean_prose("x <Card icon={<Icon n={1} />} title='t'>in</Card> y") == "x \nin\n y"
+    assert clean_prose("x <Card icon={<Icon n={1} />} label='t'>in</Card> y") == "x \nin\n y"
     assert clean_prose("a <b {c and d> e") == "a <b {c and d> e"
     assert clean_prose("a <b } c> d") == "a <b } c> d"
 
@@ -346,3 +346,14 @@ def test_a_title_from_the_file_name_is_cased_as_the_page_writes_it(tmp_path: Pat
     assert (ssl.title, actions.title, plain.title, settings.title) == ("SSL", "GitHub Actions", "Plain Page",
                                                                        "Settings")
     assert ssl.parser == "cased-title-1" and plain.parser == ""
+
+
+def test_a_titled_component_shows_its_title_linked_and_described(tmp_path: Path) -> None:
+    page = tmp_path / "plugins.mdx"
+    page.write_text("import { LinkCard } from '@astrojs/starlight/components';\n\n# Plugins\n\n"
+                    '<LinkCard title="lv" href="https://x.test/lv" description="Check links." />\n'
+                    '<Card title="Stars" icon={star}>\n\tSirius\n</Card>\n<Icon name="x" />\n',
+                    encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert doc.parser == "components-1"
+    assert doc.sections[0].blocks == ["[lv](https://x.test/lv): Check links.", "Stars", "\tSirius"]

@@ -50,7 +50,7 @@ def test_mkdocs_pages_read_as_markdown(tmp_path: Path) -> None:
     page = tmp_path / "install.md"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.title == "Installing" and doc.parser == "mkdocs-2"
+    assert doc.title == "Installing" and doc.parser == "mkdocs-3"
     [section] = doc.sections
     assert section.blocks == [
         "Note: The installer needs `curl`.",
@@ -158,3 +158,13 @@ def test_plain_markdown_keeps_its_parser_tag(tmp_path: Path) -> None:
     page = tmp_path / "plain.md"
     page.write_text("# Plain\n\nNothing MkDocs-specific here.\n")
     assert load_file(page, root=tmp_path).parser == ""
+
+
+def test_code_annotation_markers_and_icons_are_left_out(tmp_path: Path) -> None:
+    page = tmp_path / "why.md"
+    page.write_text("# Why\n\n## :simple-youtube: Videos\n\n```py\nclass M:\n    name: str  # (1)!\n"
+                    "    # (2)!\n    age: int  # the age\n```\n\n1. The name.\n", encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert doc.parser == "mkdocs-3+icons-1"
+    assert doc.sections[-1].headings == ["Why", "Videos"]
+    assert doc.sections[-1].blocks[0] == "```py\nclass M:\n    name: str\n    age: int  # the age\n```"
