@@ -26,6 +26,9 @@ _DIAGRAM_FENCE_RE = re.compile(
 #: A label (``Block.is_label``) is at most this long: a heading, not a sentence.
 LABEL_CHARS = 60
 LABEL_WORDS = 8
+#: A tab's label over its code (MkDocs' ``=== "macOS and Linux"`` read as "macOS and Linux:") is this short.
+TAB_LABEL_CHARS = 40
+TAB_LABEL_WORDS = 4
 _SENTENCE_ENDS = (".", ":", ";", ",", "!", "?", ")")
 _FULL_STOPS = (".", "!", "?", ".)", '."', ".**")
 #: Words Title Case leaves in lower case.
@@ -77,6 +80,17 @@ class Block:
         words = [w for w in re.split(r"[\s>]+", text) if w]
         return 0 < len(words) <= LABEL_WORDS and all(
             not w[:1].islower() or w in _MINOR_WORDS for w in words) and _LABEL_COLON_RE.search(text) is None
+
+    @property
+    def code_title(self) -> str:
+        """What a code block's fence titles it ("npm", "pyproject.toml"; "" for none or no code)."""
+        return _plain_fence(self.text.split("\n", 1)[0])[1] if self.kind == "code" else ""
+
+    @property
+    def is_tab_label(self) -> bool:
+        """A short line naming what the code under it is for ("pip:", "macOS and Linux:")."""
+        return (self.kind == "para" and self.text.endswith(":") and len(self.text) <= TAB_LABEL_CHARS
+                and len(self.text.split()) <= TAB_LABEL_WORDS)
 
     @property
     def is_unreadable(self) -> bool:

@@ -91,6 +91,9 @@ _TYPED_NAME = re.compile(r"(?<![\w-])(--?[a-z][\w-]+|[a-z]\w*_\w+|\w+\(\))", re.
 
 #: The most of a list left unquoted that is quoted because a lead-in promised the list ("Valid options:").
 PROMISED_REST_CHARS = 200
+#: A tab of code this short (a command for another system or package manager) comes with the tab
+#: quoted (``_next_tab``).
+TAB_CODE_LINES = 5
 #: A sentence this long or longer, quoted already inside a longer block, is not quoted again.
 _REPEAT_CHARS = 40
 _WORD = re.compile(r"\w+")
@@ -172,13 +175,35 @@ def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[U
         # the rest of a list a lead-in promised ("Valid options:").
         step = (example or units[end - 1].block.is_lead_in or nxt.block.carries_on
                 or (nxt.block.kind in ("code", "table") and _item_leads_in(units[end - 1].block))
-                or _promised_item(units, start, end))
+                or _promised_item(units, start, end) or _next_tab(units, end))
         if not (step or (relevant and size < GROW_CHARS)):
             break
         end += 1
         if nxt.block.kind != "code":
             size += len(nxt.block.text)
     return list(units[start:end])
+
+
+def _next_tab(units: Sequence[Unit], end: int) -> bool:
+    """Whether ``units[end]`` opens another tab of the short tabbed code just quoted.
+
+    Tabs are alternatives: "npm:" alone hides the pnpm and yarn commands a reader may need.
+    A tab is short code with a title (Docusaurus' and Starlight's), or under a label ("pip:",
+    MkDocs' tabs); longer tabs are versions of one example, and one of them is enough.
+    """
+    def tab(i: int) -> bool:
+        code = units[i].block
+        if code.kind != "code" or code.text.count("\n") > TAB_CODE_LINES + 1:
+            return False
+        labelled = i > 0 and not units[i].opens_section and units[i - 1].block.is_tab_label
+        return bool(code.code_title) or labelled
+
+    if not tab(end - 1):
+        return False
+    nxt = units[end].block
+    if nxt.is_tab_label:
+        return _same_section(units, end + 1) and tab(end + 1)
+    return tab(end)
 
 
 def _item_leads_in(block: Block) -> bool:

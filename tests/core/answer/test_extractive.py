@@ -870,3 +870,26 @@ def test_code_quoted_before_its_explanation_comes_with_a_sentence_introducing_it
     [excerpt] = choose_excerpts("my headless server fails to start, how do i see every message?", [page])
     assert excerpt.startswith("Add the `-v 4` flag for verbose output.")
     assert "prints little" not in excerpt
+
+
+@pytest.mark.parametrize("tabs", [
+    # Docusaurus' and Starlight's tabs: code titled by its tab.
+    '```sh title="npm"\nnpx upgrade-it\n```\n\n```sh title="pnpm"\npnpm dlx upgrade-it\n```\n\n'
+    '```sh title="yarn"\nyarn dlx upgrade-it\n```',
+    # MkDocs' tabs: a label over each.
+    "npm:\n\n```sh\nnpx upgrade-it\n```\n\npnpm:\n\n```sh\npnpm dlx upgrade-it\n```\n\n"
+    "yarn:\n\n```sh\nyarn dlx upgrade-it\n```",
+])
+def test_a_short_tab_comes_with_its_alternatives(tabs: str) -> None:
+    page = chunk(1, f"Upgrade the site generator by running the following command:\n\n{tabs}\n\nSee the log.")
+    text = "".join(choose_excerpts("how do I upgrade the site generator?", [page]))
+    assert all(cmd in text for cmd in ("npx upgrade-it", "pnpm dlx upgrade-it", "yarn dlx upgrade-it"))
+    assert "pnpm:" in text and "yarn:" in text
+
+
+def test_a_long_tab_comes_alone() -> None:
+    example = "\n".join(f"x{i} = {i}" for i in range(8))
+    tabs = f'```py title="Python 3.9"\n{example}\n```\n\n```py title="Python 3.10"\n{example}  # new\n```'
+    page = chunk(1, f"Declare the model like this:\n\n{tabs}")
+    text = "".join(choose_excerpts("how do I declare the model?", [page]))
+    assert "Python 3.9:" in text and "Python 3.10" not in text
