@@ -16,6 +16,7 @@ from discord.utils import escape_markdown, escape_mentions
 from bots.chat.asking import Help, Refusal
 from bots.chat.asking import refusal_text as refusal_text_of
 from bots.chat.notices import Tone, answer_text, notice_for
+from bots.chat.tables import tables_for_chat
 from bots.chat.text import neutralize_mentions, split_text, truncate
 from core.models import AgentResponse, ResponseStatus, Source
 
@@ -175,7 +176,7 @@ def answer_embeds(
     colour = TONE_COLOUR[notice.tone]
     title = truncate(defuse(" ".join(question.split())) or "Question", TITLE_LIMIT)
     label = notice.text
-    text = defuse(answer_text(response, reference_id or response.reference_id))
+    text = defuse(tables_for_chat(answer_text(response, reference_id or response.reference_id)))
     fields = source_fields(response.sources)
     footer = _footer(response)
     fixed = len(title) + len(label or "") + len(footer) + sum(len(n) + len(v) for n, v in fields)

@@ -17,6 +17,7 @@ from bots.chat import text as text_rules
 from bots.chat.asking import Answered, Help, Invalid, Outcome, Refusal, TooLong, problem_text, refusal_text
 from bots.chat.feedback import Vote
 from bots.chat.notices import Tone, answer_text, notice_for
+from bots.chat.tables import tables_for_chat
 from core.answer.citations import cited_indices, sub_citations
 from core.models import AgentResponse, Source
 
@@ -240,7 +241,8 @@ def answer_message(response: AgentResponse, reference_id: str | None = None) -> 
     Returns:
         ``{"text": fallback, "blocks": [...]}`` within Slack's limits.
     """
-    body = link_citations(markdown_to_mrkdwn(escape(answer_text(response, reference_id))), response.sources)
+    shown = tables_for_chat(answer_text(response, reference_id))
+    body = link_citations(markdown_to_mrkdwn(escape(shown)), response.sources)
     notice = notice_line(response)
     sources = sources_text(response.sources)
     head = [_context(notice)] if notice else []

@@ -39,3 +39,35 @@ def test_the_terminal_sets_a_notice_apart_from_a_quoted_command() -> None:
         status=ResponseStatus.ANSWERED, confidence_score=0.2,
         sources=[Source(index=1, chunk_id="c1", url=chunk.url, title="Proxy", chunk_index=0, score=0.3)])
     assert "    serve --trust\n\n(Low confidence" in format_answer(response)
+
+
+TABLE = ("Its keys: [1]\n\n| Key | Meaning |\n| --- | --- |\n| `type` | the [type](https://x.example/t) |\n"
+         "| `loc` | a \\| b |")
+
+
+def test_a_narrow_table_is_aligned_code_and_a_wide_one_a_list() -> None:
+    from bots.chat.tables import ALIGNED_WIDTH, tables_for_chat
+
+    assert tables_for_chat(TABLE) == (
+        "Its keys: [1]\n\n```\nKey   Meaning\n----  --------\ntype  the type\nloc   a | b\n```")
+    wide = "| Name | What |\n|---|---|\n| `a` | " + "x " * ALIGNED_WIDTH + "|\n| b | |"
+    assert tables_for_chat(wide) == f"- a (What: {'x ' * (ALIGNED_WIDTH - 1)}x)\n- b"
+    fenced = "```md\n| a | b |\n|---|---|\n```"
+    assert tables_for_chat(fenced) == fenced  # code shows what it shows
+
+
+def test_slack_and_discord_show_a_table_as_aligned_code() -> None:
+    from bots.discord.format import answer_embeds
+    from bots.slack.format import answer_message
+    from core.models import AgentResponse, ResponseStatus, RetrievedChunk, Source
+
+    chunk = RetrievedChunk(chunk_id="c1", content="x", score=0.9, url="https://x.example/p", title="Errors",
+                           chunk_index=0, source_document="errors.md")
+    response = AgentResponse(
+        query_id="q1", response_text=TABLE, retrieved_chunks=[chunk], status=ResponseStatus.ANSWERED,
+        confidence_score=0.9,
+        sources=[Source(index=1, chunk_id="c1", url=chunk.url, title="Errors", chunk_index=0, score=0.9)])
+    slack = answer_message(response)["blocks"][0]["text"]["text"]
+    assert "```\nKey   Meaning\n" in slack and "| --- |" not in slack
+    discord = answer_embeds(response, question="what keys?")[0].description or ""
+    assert "```\nKey   Meaning\n" in discord and "| --- |" not in discord

@@ -1,0 +1,75 @@
+"""Markdown tables as chat can show them: Slack and Discord draw no tables, only their pipes.
+
+A narrow table becomes a code block with its columns aligned; a wide one, whose lines chat
+would wrap, becomes a list with one row per item, each cell named by its column. Pure
+functions over the answer's Markdown; code blocks are left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Widest aligned table, in characters per line, that chat shows without wrapping it.
+ALIGNED_WIDTH = 72
+
+_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
+
+
+def tables_for_chat(text: str) -> str:
+    """``text`` with each Markdown table outside code written as aligned code or as a list."""
+    if "|" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        opener = _FENCE.match(line)
+        if fence is None and opener is None and i + 1 < len(lines) and _is_table_head(line, lines[i + 1]):
+            end = i + 2
+            while end < len(lines) and "|" in lines[end] and lines[end].strip():
+                end += 1
+            out.extend(_shown([_cells(row) for row in [line, *lines[i + 2:end]]]))
+            i = end
+            continue
+        if opener is not None:
+            fence = None if fence is not None and opener[1][0] == fence[0] else fence or opener[1]
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+def _is_table_head(line: str, nxt: str) -> bool:
+    return "|" in line and _DELIMITER.match(nxt) is not None
+
+
+def _cells(row: str) -> list[str]:
+    """A row's cells as plain text: no outer pipes, code marks, bold or link addresses."""
+    row = row.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    cells = [_LINK.sub(r"\1", cell).replace("`", "").replace("**", "").replace("\\|", "|").strip()
+             for cell in _CELL_SPLIT.split(row)]
+    return [" ".join(cell.split()) for cell in cells]
+
+
+def _shown(rows: list[list[str]]) -> list[str]:
+    """The table's rows (header first) as aligned code, or as a list when too wide for that."""
+    columns = max(len(row) for row in rows)
+    rows = [row + [""] * (columns - len(row)) for row in rows]
+    widths = [max(len(row[c]) for row in rows) for c in range(columns)]
+    if sum(widths) + 2 * (columns - 1) <= ALIGNED_WIDTH:
+        body = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                for row in rows]
+        rule = "  ".join("-" * w for w in widths)
+        return ["```", body[0], rule, *body[1:], "```"]
+    header, items = rows[0], []
+    for row in rows[1:]:
+        named = [f"{name}: {cell}" if name else cell
+                 for name, cell in zip(header[1:], row[1:], strict=True) if cell]
+        items.append(f"- {row[0]}" + (f" ({'; '.join(named)})" if named else ""))
+    return items
