@@ -38,6 +38,7 @@ from core.ingest.markdown import (
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
+from core.ingest.sitelinks import site_links
 from core.ingest.spans import CODE_SPAN
 from core.ingest.templates import looks_like_templates, templates_to_markdown
 from core.ingest.text import decode_text, parse_plain_text
@@ -84,6 +85,8 @@ INDENTED_CODE_PARSER = "indented-code-1"
 ICONS_PARSER = "icons-1"
 #: Pages with titled components (``<Card title="...">``, ``<LinkCard>``), whose titles were left out.
 COMPONENTS_PARSER = "components-1"
+#: Pages linking to other pages of the docs, published under a base URL (``core.ingest.sitelinks``).
+SITE_LINKS_PARSER = "site-links-1"
 #: Pages titled from their file name, a word cased as the page writes it ("SSL" for ``ssl.md``).
 CASED_TITLE_PARSER = "cased-title-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
@@ -251,16 +254,23 @@ def load_file(
     relative = path.relative_to(root).as_posix()
     title = parsed.title or _named_by_file(parsed.opening, relative)
     parser = parsed.parser
+    sections = parsed.sections
+    if base_url is not None:
+        sections, linked = site_links(
+            sections, relative=relative, base_url=base_url, page_suffixes=SUPPORTED_SUFFIXES - TEXT_SUFFIXES,
+            page_url=lambda page: document_url(root / page, page, base_url=base_url, front_matter={}))
+        if linked:  # stored with the links as written before
+            parser = "+".join(p for p in (parser, SITE_LINKS_PARSER) if p)
     if not title:
         named = prettify_stem(relative)
-        title = _cased_as_written(named, parsed.sections)
+        title = _cased_as_written(named, sections)
         if title != named:  # stored before names were cased as the page writes them
             parser = "+".join(p for p in (parser, CASED_TITLE_PARSER) if p)
     return LoadedDocument(
         source_document=relative,
         title=clip_title(title),
         url=document_url(path, relative, base_url=base_url, front_matter=parsed.front_matter),
-        sections=parsed.sections,
+        sections=sections,
         raw_sha256=parsed.fingerprint or hashlib.sha256(raw).hexdigest(),
         tags=tag_list(parsed.front_matter.get("tags")),
         front_matter=parsed.front_matter,

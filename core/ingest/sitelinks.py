@@ -1,0 +1,75 @@
+"""Links between pages of the docs, given the addresses the published site gives those pages.
+
+A page links to another by its file (``[models](../concepts/models.md#fields)``) or by its path
+on the site (``[Getting Started](/getting-started/)``); neither is an address chat can open,
+so answers showed such links as their bare text ("see Serialization"). With the site's base
+URL known, each becomes the address ``document_url`` gives the page it names. A link to
+anything else (a picture, a file of code, a folder outside the docs) stays as written.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Collection
+from pathlib import PurePosixPath
+from urllib.parse import urljoin
+
+from core.ingest.document import Section
+from core.ingest.markdown import is_code_block
+from core.ingest.spans import CODE_SPAN
+
+#: ``[text](target)`` (no picture), the target without spaces or an address' scheme.
+_LINK = re.compile(r"(?<![!\\])\[(?P<text>[^\]\n]*)\]\((?P<target>[^\s()<>:]+)\)")
+_NUL_RE = re.compile(r"\x00(\d+)\x00")
+
+
+def site_links(
+    sections: list[Section], *, relative: str, base_url: str, page_suffixes: Collection[str],
+    page_url: Callable[[str], str],
+) -> tuple[list[Section], bool]:
+    """``sections`` with links to other pages of the docs written as the site's addresses.
+
+    Args:
+        sections: the page's sections.
+        relative: the page's path in the docs (``concepts/models.md``).
+        base_url: the published site's base URL; a site path (``/guides/``) is read against it.
+        page_suffixes: the suffixes of files that are pages (``.md``, ``.rst``).
+        page_url: the address of the page at a path in the docs.
+
+    Returns:
+        The sections, and whether a link was rewritten.
+    """
+    here = posixpath.dirname(relative)
+    changed = False
+
+    def rewrite(match: re.Match[str]) -> str:
+        nonlocal changed
+        target, _, anchor = match["target"].partition("#")
+        if target.startswith("/"):
+            url = urljoin(base_url if base_url.endswith("/") else f"{base_url}/", target)
+        elif target and PurePosixPath(target).suffix.lower() in page_suffixes:
+            path = posixpath.normpath(posixpath.join(here, target))
+            if path.startswith("../"):
+                return match[0]  # outside the docs: no page of this site
+            url = page_url(path)
+        else:
+            return match[0]
+        changed = True
+        return f"[{match['text']}]({url}{'#' + anchor if anchor else ''})"
+
+    def prose(block: str) -> str:
+        if "](" not in block or "\x00" in block or is_code_block(block):
+            return block
+        # Code spans are set aside (NUL marks one): what they write is no link, but a link's
+        # text may be one ("[`Field()`](fields.md)").
+        spans: list[str] = []
+
+        def aside(match: re.Match[str]) -> str:
+            spans.append(match[0])
+            return f"\x00{len(spans) - 1}\x00"
+
+        return _NUL_RE.sub(lambda m: spans[int(m[1])], _LINK.sub(rewrite, CODE_SPAN.sub(aside, block)))
+
+    out = [Section(section.headings, [prose(block) for block in section.blocks]) for section in sections]
+    return out, changed

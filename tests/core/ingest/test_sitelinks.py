@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.ingest.loaders import load_file
+
+PAGE = """# Models
+
+See [fields](../concepts/fields.md#defaults), [`Field()`](fields.md), [start](/getting-started/),
+[the API](https://x.test/api), [above](#top), ![logo](img/logo.png), [code](../../src/app.py),
+[outside](../../other/page.md) and `[not](a.md)`.
+
+```md
+[as written](fields.md)
+```
+"""
+
+
+def test_links_to_pages_of_the_docs_get_the_site_addresses(tmp_path: Path) -> None:
+    page = tmp_path / "guide" / "models.md"
+    page.parent.mkdir()
+    page.write_text(PAGE, encoding="utf-8")
+    doc = load_file(page, root=tmp_path, base_url="https://docs.test/latest")
+    assert doc.sections[0].blocks == [
+        "See [fields](https://docs.test/latest/concepts/fields#defaults), "
+        "[`Field()`](https://docs.test/latest/guide/fields), [start](https://docs.test/getting-started/),\n"
+        "[the API](https://x.test/api), [above](#top), ![logo](img/logo.png), [code](../../src/app.py),\n"
+        "[outside](../../other/page.md) and `[not](a.md)`.",
+        "```md\n[as written](fields.md)\n```",
+    ]
+    assert doc.parser.endswith("site-links-1")
+    local = load_file(page, root=tmp_path)  # no site: file:// addresses, links as written
+    assert local.sections[0].blocks[0].startswith("See [fields](../concepts/fields.md")
