@@ -18,6 +18,7 @@ from bots.chat.asking import refusal_text as refusal_text_of
 from bots.chat.notices import Tone, answer_text, notice_for
 from bots.chat.tables import tables_for_chat
 from bots.chat.text import neutralize_mentions, split_text, truncate
+from core.answer.citations import section_below_title
 from core.models import AgentResponse, ResponseStatus, Source
 
 TITLE_LIMIT = 256
@@ -87,8 +88,8 @@ def source_line(source: Source) -> str:
         The line; without a link when the URL is not http(s) or too long to fit.
     """
     label = source.title
-    if source.section and source.section != source.title:
-        label = f"{source.title} — {source.section}" if source.title else source.section
+    if section := section_below_title(source.title, source.section or ""):
+        label = f"{source.title} — {section}" if source.title else section
     text = _link_text(label or source.url)
     url = quote(source.url, safe=":/?#@!$&'*+,;=%~-._")
     if url.startswith(("https://", "http://")) and len(url) <= _URL_LIMIT:

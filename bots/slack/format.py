@@ -18,7 +18,7 @@ from bots.chat.asking import Answered, Help, Invalid, Outcome, Refusal, TooLong,
 from bots.chat.feedback import Vote
 from bots.chat.notices import Tone, answer_text, notice_for
 from bots.chat.tables import tables_for_chat
-from core.answer.citations import cited_indices, sub_citations
+from core.answer.citations import cited_indices, section_below_title, sub_citations
 from core.models import AgentResponse, Source
 
 #: Slack's limit for the text of one section block (and any text object).
@@ -187,8 +187,8 @@ def sources_text(sources: Sequence[Source]) -> str:
     used = len(lines[0])
     for position, source in enumerate(sources):
         line = f"[{source.index}] {link(source.url, source.title or source.url)}"
-        if source.section:
-            line += f" — {escape(source.section)}"
+        if section := section_below_title(source.title, source.section or ""):
+            line += f" — {escape(section)}"
         more = f"… and {len(sources) - position} more"
         if used + 1 + len(line) + 1 + len(more) > SECTION_TEXT_LIMIT:
             lines.append(more)

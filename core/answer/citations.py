@@ -225,7 +225,13 @@ def source_label(title: str, section: str) -> str:
     The section path starts with the page's own ``# Title`` heading in most docs,
     which would otherwise read "Install > Install > Quick start".
     """
+    rest = section_below_title(title, section)
+    return " > ".join(part for part in (title.strip(), rest) if part)
+
+
+def section_below_title(title: str, section: str) -> str:
+    """A source's section path without the page title it opens with ("" when nothing is left)."""
     parts = [p.strip() for p in section.split(" > ") if p.strip()] if section else []
     if parts and parts[0].casefold() == title.strip().casefold():
         parts = parts[1:]
-    return " > ".join([title.strip(), *parts]) if title.strip() else " > ".join(parts)
+    return " > ".join(parts)

@@ -85,7 +85,7 @@ def test_embed_has_title_sources_and_green_colour() -> None:
     assert embed.description == "Answer [1]."
     assert embed.colour == fmt.GREEN
     assert embed.fields[0].name == "Sources"
-    assert embed.fields[0].value == "[1] [Page 1 — Page 1 > Part](https://docs.example/p1)"
+    assert embed.fields[0].value == "[1] [Page 1 — Part](https://docs.example/p1)"  # the title once
     assert embed.author.name is None
 
 
@@ -113,7 +113,7 @@ def test_failed_grounding_is_amber() -> None:
 
 def test_long_answer_and_many_sources_stay_within_discord_limits() -> None:
     long_text = " ".join(f"Sentence number {i} explains a detail [1]." for i in range(1000))
-    r = response(text=long_text, sources=40)
+    r = response(text=long_text, sources=80)
     embeds = fmt.answer_embeds(r, question="why? " * 200)
     assert len(embeds) > 1
     assert len(embeds[0].title or "") <= fmt.TITLE_LIMIT
@@ -213,7 +213,7 @@ async def test_ask_in_channel_starts_thread_and_answers_in_it(fake: FakeDiscord)
     assert edit["content"] is None
     [embed] = edit["embeds"]
     assert embed["title"] == "How do I install?"
-    line = "[1] [Install — Install > Quick start](https://ragbot.dev/docs/install)"
+    line = "[1] [Install — Quick start](https://ragbot.dev/docs/install)"
     assert line in embed["fields"][0]["value"]
     buttons = edit["components"][0]["components"]
     rid = answers.responses[0].response_id

@@ -104,7 +104,7 @@ async def test_mention_is_answered_in_its_thread_with_cited_blocks(
     sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
     assert sections == ["Ragbot answers from your docs <https://ragbot.dev/docs/install|[1]>."]
     contexts = [b["elements"][0]["text"] for b in blocks if b["type"] == "context"]
-    assert contexts == ["*Sources*\n[1] <https://ragbot.dev/docs/install|Install> — Install &gt; Quick start"]
+    assert contexts == ["*Sources*\n[1] <https://ragbot.dev/docs/install|Install> — Quick start"]
     [actions] = [b for b in blocks if b["type"] == "actions"]
     response_id = answers.responses[0].response_id
     assert [(e["action_id"], e["value"]) for e in actions["elements"]] == [
