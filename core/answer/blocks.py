@@ -35,6 +35,8 @@ _FULL_STOPS = (".", "!", "?", ".)", '."', ".**")
 _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by from as vs via per".split())
 #: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
 #: and "Default: 8080" are values, not labels.
+#: A label naming an option, a prop or a function (a reference entry's heading), one word of code.
+_NAME_LABEL_RE = re.compile(r"^[A-Za-z_$@-](?:[\w$@.:/-]{0,38}[\w$@])?(?:\(\))?$")
 _LABEL_COLON_RE = re.compile(r"(?<!\d):|:(?!\s*[A-Z])")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
@@ -70,10 +72,13 @@ class Block:
     def is_label(self) -> bool:
         """A heading's words as a line of text ("Expected Output"): how chunking labels a merged part.
 
-        Only Title Case counts ("Day 1: Introduction to Gazebo", "Setup"): a short line of prose
-        without a full stop ("See the proxy reference", "Default: 8080") is no label.
+        Only Title Case counts ("Day 1: Introduction to Gazebo", "Setup"), or one name written as
+        code is ("href", "server.host"): a short line of prose without a full stop ("See the proxy
+        reference", "Default: 8080") is no label.
         """
         text = self.text
+        if self.kind == "para" and _NAME_LABEL_RE.match(text) and text.casefold() not in _MINOR_WORDS:
+            return True  # a reference entry's name: "href", "server.host", "iconPlacement"
         if (self.kind != "para" or len(text) > LABEL_CHARS or text.endswith(_SENTENCE_ENDS)
                 or ". " in text or any(mark in text for mark in "`[*_")):
             return False

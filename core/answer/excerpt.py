@@ -26,7 +26,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from core.answer.blocks import Block, rarity, render_block
+from core.answer.blocks import LABEL_CHARS, Block, rarity, render_block
 from core.answer.links import shown_links
 from core.answer.prescription import Reading, prescription
 from core.answer.sentences import looks_like_code
@@ -158,6 +158,7 @@ def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[U
             # and the sentence introducing that code, as a code block chosen first brings it:
             # "use the dependency-only mode:", or "Add the `-v 4` flag for verbose output."
             start -= 1
+    start = min(start, _label_above(units, start))
     # Never past the next heading either: its blocks answer under a title the excerpt leaves out.
     if _same_section(units, end) and units[end].block.is_body and units[end - 1].block.kind == "para":
         end += 1  # "Run the following command:" without the command answers nothing
@@ -182,6 +183,21 @@ def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[U
         if nxt.block.kind != "code":
             size += len(nxt.block.text)
     return list(units[start:end])
+
+
+def _label_above(units: Sequence[Unit], start: int) -> int:
+    """Where a passage starting at ``units[start]`` starts with the label naming its part.
+
+    A reference entry ("href", then "**type:** `string`", then "The URL the button points
+    to.") says what it describes only in its label; a short line between them comes too.
+    """
+    for above in (start - 1, start - 2):
+        if above < 0 or units[above + 1].opens_section:
+            return start
+        if units[above].block.is_label:
+            between = units[above + 1:start]
+            return above if all(len(u.block.text) <= 2 * LABEL_CHARS for u in between) else start
+    return start
 
 
 def _next_tab(units: Sequence[Unit], end: int) -> bool:
