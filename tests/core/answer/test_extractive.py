@@ -896,7 +896,8 @@ def test_a_long_tab_comes_alone() -> None:
 
 
 def test_a_reference_entry_is_quoted_under_the_name_it_describes() -> None:
-    page = chunk(1, "Props of the button.\n\nhref\n\n**type:** `string`\n\nThe URL that the link button points to."
-                    "\n\nvariant\n\n**type:** `'primary' | 'minimal'`\n\nThe appearance of the link button.")
+    page = chunk(1, "Props of the button.\n\nhref\n\n**type:** `string`\n\n"
+                    "The URL that the link button points to.\n\nvariant\n\n"
+                    "**type:** `'primary' | 'minimal'`\n\nThe appearance of the link button.")
     text = "".join(choose_excerpts("what is the URL the link button points to?", [page]))
     assert text.startswith("**href**\n\n**type:** `string` [1]\n\nThe URL that the link button points to.")
