@@ -26,6 +26,8 @@ _DIAGRAM_FENCE_RE = re.compile(
 #: A label (``Block.is_label``) is at most this long: a heading, not a sentence.
 LABEL_CHARS = 60
 LABEL_WORDS = 8
+#: Lines of code shown after the last line holding the asked words, when a long block is cut.
+WINDOW_TAIL_LINES = 3
 #: A tab's label over its code (MkDocs' ``=== "macOS and Linux"`` read as "macOS and Linux:") is this short.
 TAB_LABEL_CHARS = 40
 TAB_LABEL_WORDS = 4
@@ -349,4 +351,25 @@ def _best_window(lines: list[str], size: int, focus: frozenset[str]) -> int:
         running += hits[start + size - 1] - hits[start - 1]
         if running > best + 1e-9:
             best, best_start = running, start
-    return best_start
+    held_at = [k for k in range(best_start, best_start + size) if k < len(lines) and hits[k]]
+    if not held_at:
+        return best_start
+    return _earliest_start(lines, held_at[0], held_at[-1], size)
+
+
+def _earliest_start(lines: list[str], first: int, last: int, size: int) -> int:
+    """The window's start that still shows ``first`` to ``last`` and a few lines after, read from
+    as early as possible: code reads top down, so its imports and the ``class`` or ``def`` the
+    lines belong to are worth more than what follows; and a start at a statement, not mid-call.
+    """
+    start = min(first, max(0, last + WINDOW_TAIL_LINES - size + 1))
+    # "    name: str" is shown under its "class Model:", if the window reaches it.
+    lowest = max(0, last - size + 1)
+    for above in range(start - 1, lowest - 1, -1):
+        if _indent(lines[above]) < _indent(lines[start]):
+            return above
+    return start
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip()) if line.strip() else 1 << 30

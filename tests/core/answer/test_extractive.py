@@ -651,6 +651,20 @@ def test_a_long_code_block_is_quoted_where_the_asked_setting_is() -> None:
     assert plain.startswith("```python\nstep_0 = run(0)") and "use_sim_time" not in plain
 
 
+def test_a_cut_code_block_shows_lines_after_the_asked_one_and_starts_at_its_statement() -> None:
+    from core.answer.blocks import Block, render_block
+
+    lines = [f"step_{i} = run({i})" for i in range(40)]
+    lines[30] = "use_sim_time = True"
+    quoted = render_block(Block("code", "```python\n" + "\n".join(lines) + "\n```"),
+                          focus=frozenset(content_terms("use_sim_time")))
+    assert quoted.split("\n")[-5:] == [f"step_{i} = run({i})" for i in (31, 32, 33)] + ["...", "```"]
+    fields = [f"    a{i}: int" for i in range(12)]
+    body = ["import x", "", "class Model:", *fields, "    asked: str", "    b: int"]
+    quoted = render_block(Block("code", "```py\n" + "\n".join(body) + "\n```"), focus=frozenset(["asked"]))
+    assert "class Model:" in quoted  # the class the asked line belongs to, not a window from mid-class
+
+
 def test_a_long_code_block_in_an_answer_shows_the_asked_line() -> None:
     code = "\n".join(f"    arg_{i}=value_{i}," for i in range(30))
     page = chunk(1, "The launch file starts the simulator with these arguments:\n\n"
