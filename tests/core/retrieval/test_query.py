@@ -136,7 +136,7 @@ def test_filler_is_left_out_and_typos_fixed() -> None:
     "thanks!! that fixed it 🙏", "hey bot hows it going", "ty!", "yo",
     # Asking whether someone is there ("around" alone is no small talk: "how do i get around it?").
     "yo 👋 anyone around?", "is anybody here", "u there?", "hey, anyone online?",
-    "how are you?", "hey, how are you doing?",
+    "how are you?", "hey, how are you doing?", "who are you?", "what's up",
 ])
 def test_small_talk_is_recognised(message: str) -> None:
     assert understand(message, LEXICON).small_talk
@@ -155,7 +155,8 @@ def test_thanks_naming_nothing_the_docs_know_is_small_talk(message: str) -> None
     "thx, the ubuntu instal keeps failing", "thanks! can you do the same for ubuntu",
     "how do i get around it?", "anyone around who knows how to install gazebo?",
     # Only common words, but a question about what the docs write in them (Rust's `if let`).
-    "what is if let used for", "what's if let for, and when should i use it",
+    "what is if let used for", "what's if let for, and when should i use it", "what is if let?",
+    "what is self?",
 ])
 def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
     assert not understand(message, LEXICON).small_talk
