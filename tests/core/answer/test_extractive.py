@@ -211,6 +211,10 @@ def test_neutralize_mentions(mention: str) -> None:
 def test_neutralize_keeps_emails_and_plain_text() -> None:
     text = "Write to team@example.org about @ mentions and a <b>tag</b>."
     assert neutralize_mentions(text) == text
+    # What a page quotes: a comment as a placeholder, a doctype; Slack's <!date^...> still goes.
+    code = '```html\n<!DOCTYPE html>\n<div id="app"><!--ssr-outlet--></div>\n```'
+    assert neutralize_mentions(code) == code
+    assert neutralize_mentions("at <!date^1392734382^{date}|Feb 18>.") == "at ."
 
 
 def test_stemming_is_consistent() -> None:
