@@ -175,6 +175,7 @@ def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[U
         # code a list's last step introduces ("3. Create `ci.yml` with the following content:") and
         # the rest of a list a lead-in promised ("Valid options:").
         step = (example or units[end - 1].block.is_lead_in or nxt.block.carries_on
+                or _says_nothing_yet(units[start:end], nxt)
                 or (nxt.block.kind in ("code", "table") and _item_leads_in(units[end - 1].block))
                 or _promised_item(units, start, end) or _next_tab(units, end))
         if not (step or (relevant and size < GROW_CHARS)):
@@ -183,6 +184,16 @@ def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[U
         if nxt.block.kind != "code":
             size += len(nxt.block.text)
     return list(units[start:end])
+
+
+def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:
+    """Whether ``nxt`` is the first sentence of a passage that so far only names and lists.
+
+    A reference entry's name and its "Type: boolean" line say nothing of what the option
+    does: the paragraph after them does, whatever words it uses.
+    """
+    return (nxt.block.kind == "para" and not nxt.block.is_label and quoted[0].block.is_label
+            and all(u.block.is_label or u.block.kind == "list" for u in quoted))
 
 
 def _label_above(units: Sequence[Unit], start: int) -> int:

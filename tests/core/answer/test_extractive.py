@@ -919,3 +919,10 @@ def test_a_reference_entry_is_quoted_under_the_name_it_describes() -> None:
                     "**type:** `'primary' | 'minimal'`\n\nThe appearance of the link button.")
     text = "".join(choose_excerpts("what is the URL the link button points to?", [page]))
     assert text.startswith("**href**\n\n**type:** `string` [1]\n\nThe URL that the link button points to.")
+
+
+def test_an_option_named_and_typed_is_quoted_with_what_it_does() -> None:
+    page = chunk(1, "server.port\n\n- **Type:** `number`\n\nSpecify the port.\n\nserver.hmr\n\n"
+                    "- **Type:** `boolean | { overlay?: boolean }`\n\nDisable or configure HMR behavior.")
+    text = "".join(choose_excerpts("What does server.hmr do?", [page]))
+    assert text.startswith("**server.hmr**") and text.endswith("Disable or configure HMR behavior.")
