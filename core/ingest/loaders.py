@@ -257,7 +257,8 @@ def load_file(
     sections = parsed.sections
     if base_url is not None:
         sections, linked = site_links(
-            sections, relative=relative, base_url=base_url, page_suffixes=SUPPORTED_SUFFIXES - TEXT_SUFFIXES,
+            sections, relative=relative, base_url=base_url, root=root,
+            page_suffixes=SUPPORTED_SUFFIXES - TEXT_SUFFIXES,
             page_url=lambda page: document_url(root / page, page, base_url=base_url, front_matter={}))
         if linked:  # stored with the links as written before
             parser = "+".join(p for p in (parser, SITE_LINKS_PARSER) if p)

@@ -3,8 +3,10 @@
 A page links to another by its file (``[models](../concepts/models.md#fields)``) or by its path
 on the site (``[Getting Started](/getting-started/)``); neither is an address chat can open,
 so answers showed such links as their bare text ("see Serialization"). With the site's base
-URL known, each becomes the address ``document_url`` gives the page it names. A link to
-anything else (a picture, a file of code, a folder outside the docs) stays as written.
+URL known, each becomes the address ``document_url`` gives the page it names, whether the link
+names its file or the path the site serves it at (``./build``, ``build.html``). A link to anything
+else (a picture, a file of code, a folder outside the docs) stays as written; a site path naming
+no file is read against the base URL.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Collection
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from urllib.parse import urljoin
 
 from core.ingest.document import Section
@@ -22,10 +24,15 @@ from core.ingest.spans import CODE_SPAN
 #: ``[text](target)`` (no picture), the target without spaces or an address' scheme.
 _LINK = re.compile(r"(?<![!\\])\[(?P<text>[^\]\n]*)\]\((?P<target>[^\s()<>:]+)\)")
 _NUL_RE = re.compile(r"\x00(\d+)\x00")
+#: What a site serves a page as, whose source has another suffix (VitePress' ``build.html``).
+_SERVED = frozenset({".html", ".htm"})
+#: The source files a page served without a suffix may have, and a folder's page.
+_SOURCES = (".md", ".mdx", ".rst", ".ipynb")
+_INDEXES = ("index.md", "index.mdx", "README.md", "_index.md", "index.rst")
 
 
 def site_links(
-    sections: list[Section], *, relative: str, base_url: str, page_suffixes: Collection[str],
+    sections: list[Section], *, relative: str, base_url: str, root: Path, page_suffixes: Collection[str],
     page_url: Callable[[str], str],
 ) -> tuple[list[Section], bool]:
     """``sections`` with links to other pages of the docs written as the site's addresses.
@@ -34,6 +41,7 @@ def site_links(
         sections: the page's sections.
         relative: the page's path in the docs (``concepts/models.md``).
         base_url: the published site's base URL; a site path (``/guides/``) is read against it.
+        root: the docs' folder, where a link without a suffix (``./build``) finds its page.
         page_suffixes: the suffixes of files that are pages (``.md``, ``.rst``).
         page_url: the address of the page at a path in the docs.
 
@@ -46,13 +54,15 @@ def site_links(
     def rewrite(match: re.Match[str]) -> str:
         nonlocal changed
         target, _, anchor = match["target"].partition("#")
-        if target.startswith("/"):
+        if not target:
+            return match[0]
+        written = target.lstrip("/") if target.startswith("/") else posixpath.join(here, target)
+        path = posixpath.normpath(written)
+        page = None if path.startswith("../") or path == ".." else _page(path, root, page_suffixes)
+        if page is not None:
+            url = page_url(page)
+        elif target.startswith("/"):
             url = urljoin(base_url if base_url.endswith("/") else f"{base_url}/", target)
-        elif target and PurePosixPath(target).suffix.lower() in page_suffixes:
-            path = posixpath.normpath(posixpath.join(here, target))
-            if path.startswith("../"):
-                return match[0]  # outside the docs: no page of this site
-            url = page_url(path)
         else:
             return match[0]
         changed = True
@@ -73,3 +83,15 @@ def site_links(
 
     out = [Section(section.headings, [prose(block) for block in section.blocks]) for section in sections]
     return out, changed
+
+
+def _page(path: str, root: Path, page_suffixes: Collection[str]) -> str | None:
+    """The page of the docs a link's path names: a page's file, or one the site serves without
+    its suffix (``./build``, ``build.html``, ``guide/`` for ``guide/index.md``); None for no page.
+    """
+    suffix = PurePosixPath(path).suffix.lower()
+    if suffix in page_suffixes and suffix not in _SERVED:
+        return path
+    stem = path[: -len(suffix)] if suffix in _SERVED else path
+    candidates = [stem + s for s in _SOURCES] + [f"{stem}/{name}" for name in _INDEXES]
+    return next((c for c in candidates if (root / c).is_file()), None)

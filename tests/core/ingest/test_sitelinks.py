@@ -31,3 +31,17 @@ def test_links_to_pages_of_the_docs_get_the_site_addresses(tmp_path: Path) -> No
     assert doc.parser.endswith("site-links-1")
     local = load_file(page, root=tmp_path)  # no site: file:// addresses, links as written
     assert local.sections[0].blocks[0].startswith("See [fields](../concepts/fields.md")
+
+
+def test_a_link_naming_the_path_a_site_serves_finds_its_page(tmp_path: Path) -> None:
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "config").mkdir()
+    for name in ("guide/build.md", "config/index.md", "config/server.md"):
+        (tmp_path / name).write_text("# P\n\ntext\n", encoding="utf-8")
+    page = tmp_path / "guide" / "ssr.md"
+    page.write_text("# SSR\n\nSee [base](./build#public-base), [b](build.html), [c](../config/), "
+                    "[s](/config/server.md#port) and [none](./missing).\n", encoding="utf-8")
+    doc = load_file(page, root=tmp_path, base_url="https://vite.test")
+    assert doc.sections[0].blocks == [
+        "See [base](https://vite.test/guide/build#public-base), [b](https://vite.test/guide/build), "
+        "[c](https://vite.test/config), [s](https://vite.test/config/server#port) and [none](./missing)."]
