@@ -82,7 +82,7 @@ _INDENTED = re.compile(r"^(?: {4}| {0,3}\t)")
 #: A top-level line after which (and a blank line) an indented block is code: no list item, quote,
 #: tag, tab or admonition marker, definition or footnote, whose text goes on indented.
 _TOP_LEVEL_TEXT = re.compile(
-    r"^(?![-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|[ \t>|<{:]|\[\^|={3}|!{3}|\?{3}|/{3})")
+    r"^(?![-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|[ \t>|<{:]|\[\^|={3}[+!]*[ \t]+\"|!{3}|\?{3}|/{3})")
 #: A GitHub alert's first line anywhere in a page (``has_inline_markup``).
 _ALERT_LINE = re.compile(r"^[ \t]*>[ \t]?\[![A-Za-z]+\]", re.M)
 
@@ -423,18 +423,30 @@ def _after_comment(lines: list[str], start: int, prose: list[str]) -> int:
 
 
 def _indented_code(lines: list[str], start: int) -> tuple[list[str], int]:
-    """The indented code block opening ``lines[start]``, fenced, and the line after it.
+    """The indented code block opening ``lines[start]`` (not blank), fenced, and the line after it.
 
     It runs while lines are blank or indented by four columns; it never ends on a blank line.
+    Its fence is longer than any run of backticks opening one of its lines (a page showing a
+    fenced block as indented code).
     """
-    end = start
-    for k in range(start, len(lines)):
+    end = start + 1
+    for k in range(start + 1, len(lines)):
         if lines[k].strip():
             if not _INDENTED.match(lines[k]):
                 break
             end = k + 1
-    body = [line.expandtabs(4)[4:].rstrip() for line in lines[start:end]]
-    return ["```", *body, "```"], end
+    body = [_dedent_code(line).rstrip() for line in lines[start:end]]
+    longest = max((len(m[0]) for line in body if (m := re.match(r"[ \t]*(`{3,})", line))), default=2)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *body, fence], end
+
+
+def _dedent_code(line: str) -> str:
+    """``line`` without the four columns of indentation that make it code (tabs inside it stay)."""
+    spaces = len(line) - len(line.lstrip(" "))
+    if spaces >= 4:
+        return line[4:]
+    return line[spaces + 1:] if line[spaces:spaces + 1] == "\t" else line.lstrip(" ")
 
 
 def _fenced_code(lines: list[str], start: int, opener: re.Match[str]) -> tuple[list[str], int]:
@@ -476,7 +488,7 @@ def _split_fences(text: str, indented_code: bool) -> tuple[list[tuple[bool, list
         opener = _FENCE_OPEN.match(lines[i])
         if opener is None:
             line = lines[i]
-            if may_indent and after_blank and _INDENTED.match(line):
+            if may_indent and after_blank and line.strip() and _INDENTED.match(line):
                 if prose:
                     runs.append((False, prose))
                     prose = []
@@ -485,7 +497,9 @@ def _split_fences(text: str, indented_code: bool) -> tuple[list[tuple[bool, list
                 found = True
                 continue
             if line.strip() and not _INDENTED.match(line):
-                may_indent = indented_code and _TOP_LEVEL_TEXT.match(line) is not None
+                # A line right after a list item's goes on with the item (a lazy continuation).
+                top = _TOP_LEVEL_TEXT.match(line) is not None
+                may_indent = indented_code and top and (may_indent or after_blank)
             after_blank = not line.strip()
             prose.append(line)
             i += 1

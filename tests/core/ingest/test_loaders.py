@@ -168,8 +168,22 @@ def test_an_indented_block_under_a_paragraph_is_code() -> None:
     assert page.indented_code
 
 
+@pytest.mark.parametrize(("text", "blocks"), [
+    ("Run:\n\n    make\n    \nDone.\n", ["Run:", "```\nmake\n```", "Done."]),  # a line of spaces
+    ("Text\n\n    ", ["Text"]),
+    ("Setup\n=====\n\n    make install\n", ["```\nmake install\n```"]),  # under a setext heading
+    ("Intro\n\n    \tgo build\t-o x\n", ["Intro", "```\n\tgo build\t-o x\n```"]),  # a Makefile's tabs stay
+    # A page showing a fenced block as indented code: a longer fence holds it.
+    ("Like this:\n\n    Text.\n    ```py\n    print(1)\n    ```\n",
+     ["Like this:", "````\nText.\n```py\nprint(1)\n```\n````"]),
+])
+def test_indented_code_reads_as_commonmark_shows_it(text: str, blocks: list[str]) -> None:
+    assert [b for section in parse_markdown(text).sections for b in section.blocks] == blocks
+
+
 @pytest.mark.parametrize("text", [
     "Text\n    goes on\n",  # no blank line: the paragraph goes on
+    "1. Install it and then\nrestart the server.\n\n    Restarting clears the cache.\n",  # a lazy line
     "- item\n\n    the item's second paragraph\n",
     "1. step\n\n    more of the step\n",
     '=== "pip"\n\n    text of a tab\n',
