@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 
+from core.answer.blocks import DELIMITER_ROW_RE
+from core.ingest.markdown import Fences
+
 #: Widest aligned table, in characters per line, that chat shows without wrapping it.
 ALIGNED_WIDTH = 72
 
-_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 
@@ -24,27 +25,25 @@ def tables_for_chat(text: str) -> str:
         return text
     lines = text.split("\n")
     out: list[str] = []
-    fence: str | None = None
+    fences = Fences()
     i = 0
     while i < len(lines):
         line = lines[i]
-        opener = _FENCE.match(line)
-        if fence is None and opener is None and i + 1 < len(lines) and _is_table_head(line, lines[i + 1]):
+        if not fences.code(line) and i + 1 < len(lines) and _is_table_head(line, lines[i + 1]):
             end = i + 2
             while end < len(lines) and "|" in lines[end] and lines[end].strip():
                 end += 1
             out.extend(_shown([_cells(row) for row in [line, *lines[i + 2:end]]]))
             i = end
             continue
-        if opener is not None:
-            fence = None if fence is not None and opener[1][0] == fence[0] else fence or opener[1]
         out.append(line)
         i += 1
     return "\n".join(out)
 
 
 def _is_table_head(line: str, nxt: str) -> bool:
-    return "|" in line and _DELIMITER.match(nxt) is not None
+    """Whether ``line`` over ``nxt`` opens a table: a row with a pipe over a delimiter row."""
+    return "|" in line and DELIMITER_ROW_RE.match(nxt) is not None
 
 
 def _cells(row: str) -> list[str]:
@@ -71,5 +70,8 @@ def _shown(rows: list[list[str]]) -> list[str]:
     for row in rows[1:]:
         named = [f"{name}: {cell}" if name else cell
                  for name, cell in zip(header[1:], row[1:], strict=True) if cell]
-        items.append(f"- {row[0]}" + (f" ({'; '.join(named)})" if named else ""))
+        if row[0] and named:
+            items.append(f"- {row[0]} ({'; '.join(named)})")
+        elif row[0] or named:
+            items.append(f"- {row[0] or '; '.join(named)}")
     return items

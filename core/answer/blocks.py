@@ -45,7 +45,7 @@ _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
 #: A table's delimiter row, outer pipes optional: ``|---|:--:|`` or ``-- | --``. Possessive, so a
 #: line of spaces costs one pass.
-_DELIMITER_ROW_RE = re.compile(r"^\s*+\|?\s*+:?-++:?\s*+(?:\|\s*+:?-++:?\s*+)++\|?\s*+$")
+DELIMITER_ROW_RE = re.compile(r"^\s*+\|?\s*+:?-++:?\s*+(?:\|\s*+:?-++:?\s*+)++\|?\s*+$")
 _QUOTE_RE = re.compile(r"^\s*>\s?")
 #: ``***``, ``---`` or ``_ _ _`` alone on a line: a rule between parts, nothing to read.
 _THEMATIC_BREAK_RE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
@@ -152,7 +152,7 @@ def _bare_table_rows(lines: list[str]) -> set[int]:
     """The lines of tables written without outer pipes (GFM): ``a | b`` over ``-- | --``, then rows."""
     rows: set[int] = set()
     for k in range(1, len(lines)):
-        if k - 1 in rows or not _DELIMITER_ROW_RE.match(lines[k]) or "|" not in lines[k - 1]:
+        if k - 1 in rows or not DELIMITER_ROW_RE.match(lines[k]) or "|" not in lines[k - 1]:
             continue
         end = k + 1
         while end < len(lines) and "|" in lines[end] and lines[end].strip():

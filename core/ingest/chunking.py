@@ -21,6 +21,7 @@ import re
 import uuid
 from dataclasses import dataclass
 
+from core.answer.blocks import DELIMITER_ROW_RE
 from core.ingest.loaders import LoadedDocument, Section
 from core.models import MAX_TEXT_LENGTH, DocumentChunk
 from core.retrieval.terms import introduces_next
@@ -38,9 +39,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…:;])\s+(?=\S)")
 _PARAGRAPH = "\n\n"
 #: Prose this many times the target with no sentence end is split into runs of words, not words.
 _HUGE_RUN = 64
-#: A table's header and delimiter rows (``| a | b |`` over ``|---|---|``, outer pipes optional).
-_TABLE_HEAD = re.compile(
-    r"\A[^\n]*\|[^\n]*\n[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*(?:\n|\Z)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +224,7 @@ def _units(blocks: list[str], *, target_chars: int) -> list[_Unit]:
         if is_code_block(block):
             units.extend(_Unit(piece, _PARAGRAPH, code=True) for piece in _cap_code(block))
         elif len(block) <= target_chars:
-            units.append(_Unit(block, _PARAGRAPH, table=_TABLE_HEAD.match(block) is not None))
+            units.append(_Unit(block, _PARAGRAPH, table=_table_head(block) is not None))
         elif (rows := _table_pieces(block, target_chars)) is not None:
             units.extend(_Unit(piece, _PARAGRAPH, table=True) for piece in rows)
         else:
@@ -241,22 +239,31 @@ def _table_pieces(block: str, limit: int) -> list[str] | None:
 
     Rows without their header read as a row of unnamed values, in a chunk and in an answer.
     """
-    head = _TABLE_HEAD.match(block)
+    head = _table_head(block)
     if head is None:
         return None
-    header = head.group().rstrip("\n")
-    rows = block[head.end():].split("\n")
-    if max(len(row) for row in rows) + len(header) + 1 > limit:
+    header, rows = head
+    if not rows or max(len(row) for row in rows) + len(header) + 1 > limit:
         return None  # a row too long to go under the header: cut as prose
     pieces: list[str] = []
     current: list[str] = []
+    size = len(header)
     for row in rows:
-        if current and len(header) + sum(len(r) + 1 for r in current) + len(row) + 1 > limit:
+        if current and size + len(row) + 1 > limit:
             pieces.append("\n".join([header, *current]))
-            current = []
+            current, size = [], len(header)
         current.append(row)
+        size += len(row) + 1
     pieces.append("\n".join([header, *current]))
     return pieces
+
+
+def _table_head(block: str) -> tuple[str, list[str]] | None:
+    """A table's header and delimiter rows (``| a | b |`` over ``|---|---|``) and its rows, or None."""
+    lines = block.split("\n", 2)
+    if len(lines) < 2 or "|" not in lines[0] or not DELIMITER_ROW_RE.match(lines[1]):
+        return None
+    return "\n".join(lines[:2]), lines[2].split("\n") if len(lines) > 2 else []
 
 
 def _split_prose(text: str, limit: int) -> list[tuple[str, str]]:

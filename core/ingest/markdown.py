@@ -29,6 +29,7 @@ from core.ingest.inline import (
     without_footnote_marks,
 )
 from core.ingest.reflinks import definitions, has_full_reference, inline_links
+from core.ingest.spans import outside_code_spans
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -74,7 +75,7 @@ _COMPONENT_TITLE = re.compile(r"<[A-Z][\w.]*\s[^<>]*?\btitle\s*=\s*[\"']")
 _TAB_MARK = "\x1e"
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 #: Material for MkDocs' icon shortcodes (``:material-help:``, ``:simple-github:{ .lg }``): a picture.
-_ICON = re.compile(r":(?:material|fontawesome|octicons|simple)-[\w-]+:(?:\{[^}\n]*\})?")
+_ICON = re.compile(r":(?:material|fontawesome|octicons|simple)-[\w-]+:(?:\{[^{}\n]{0,80}\})?")
 #: What starts a block in Markdown at a line's start: a heading, a quote, a list item.
 _STARTS_BLOCK = re.compile(r"^[ \t]*(?:#|>|[-+*][ \t]|\d{1,9}[.)][ \t])")
 #: A line indented by four columns: CommonMark's indented code, where a paragraph could not go on.
@@ -215,7 +216,7 @@ def clean_prose(text: str) -> str:
     """
     text = drop_html_comments(text)
     text = _MDX_COMMENT.sub("", text)
-    text = _ICON.sub("", text)
+    text = outside_code_spans(text, lambda prose: _ICON.sub("", prose)) if ":" in text else text
     text = _IMPORT.sub("", text)
     text = INCLUDE_LINE.sub("", text)
     text = _ATTRIBUTE_LINE.sub("", text)

@@ -44,7 +44,7 @@ _SIGNS = re.compile(
     r"|(?:#|//)[ \t]*\(\d+\)![ \t]*$", re.M)
 #: Material's code annotation marker ending a line of code (``x = 1  # (1)!``): the site shows a
 #: button there, and the note it opens is the numbered list after the code.
-_ANNOTATION = re.compile(r"[ \t]*(?:#|//)[ \t]*\(\d+\)!?[ \t]*$")
+_ANNOTATION = re.compile(r"(?<![ \t])[ \t]*(?:#|//)[ \t]*\(\d+\)!?[ \t]*$")
 #: The width of the indentation that holds a block's content.
 _STEP = 4
 #: Blocks nested deeper than this are read as plain text: the page must not exhaust the stack.
@@ -66,7 +66,7 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
         line = lines[i]
         i += 1
         if fences.code(line):  # code: as written, but for annotation markers
-            bare = _ANNOTATION.sub("", line)
+            bare = _ANNOTATION.sub("", line) if line.rstrip().endswith((")", ")!")) else line
             if bare.strip() or not line.strip():
                 out.append(bare)
         elif depth < _MAX_DEPTH and (opener := _OPEN.match(line)):

@@ -30,6 +30,10 @@ _NESTED = r"(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])+"
 _FULL = [re.compile(rf"(?P<bang>!?)\[(?P<text>{text})\]\[(?P<label>[^\[\]\n]*)\]")
          for text in (_FLAT, _NESTED)]
 _ASIDE = re.compile(r"\x00(\d+)\x00")
+#: The label of a cross-reference a site resolves: none (``[Unions][]``), a dotted or
+#: snake_case name (``pydantic.BaseModel``), a heading's words (``handling exceptions``) or a
+#: slug (``post-job-hook``); not ``[Ctrl][C]``, ``[0][1]`` or a character class (``[a-z][a-z0-9-]``).
+_CROSS_REFERENCE = re.compile(r"^(?:|[^\s\[\]]*[._:][^\s\[\]]*|[A-Za-z]{3,}(?:[ \t-]+[A-Za-z]{2,})*)$")
 #: What makes ``[a][b]`` after it an index or a call's subscript rather than a link.
 _INDEXED = re.compile(r"[\w\])\x00]")
 #: ``[label]`` alone (a shortcut reference): not after ``]``, not before ``(``, ``[`` or ``:``.
@@ -50,7 +54,7 @@ def definitions(prose: str) -> dict[str, str]:
 
 def has_full_reference(text: str) -> bool:
     """Whether ``text`` makes a full reference (``[text][ref]``, ``[text][]``)."""
-    return "][" in text and _FULL[0].search(text) is not None
+    return "][" in text and any(pattern.search(text) is not None for pattern in _FULL)
 
 
 def inline_links(prose: str, defined: dict[str, str]) -> str:
@@ -62,7 +66,8 @@ def inline_links(prose: str, defined: dict[str, str]) -> str:
         url = defined.get(_key(back(match["label"] or match["text"])))
         if url is not None:
             return f"{match['bang']}[{match['text']}]({url})"
-        if match["bang"] or _INDEXED.match(match.string, max(match.start() - 1, 0)):
+        if (match["bang"] or _INDEXED.match(match.string, max(match.start() - 1, 0))
+                or not _CROSS_REFERENCE.match(match["label"])):
             return match[0]
         return match["text"]
 

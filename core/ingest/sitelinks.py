@@ -22,7 +22,7 @@ from core.ingest.markdown import is_code_block
 from core.ingest.spans import CODE_SPAN
 
 #: ``[text](target)`` (no picture), the target without spaces or an address' scheme.
-_LINK = re.compile(r"(?<![!\\])\[(?P<text>[^\]\n]*)\]\((?P<target>[^\s()<>:]+)\)")
+_LINK = re.compile(r"(?<![!\\])\[(?P<text>[^\[\]\n]*)\]\((?P<target>[^\s()<>:]+)\)")
 _NUL_RE = re.compile(r"\x00(\d+)\x00")
 #: What a site serves a page as, whose source has another suffix (VitePress' ``build.html``).
 _SERVED = frozenset({".html", ".htm"})

@@ -52,8 +52,11 @@ def test_a_narrow_table_is_aligned_code_and_a_wide_one_a_list() -> None:
         "Its keys: [1]\n\n```\nKey   Meaning\n----  --------\ntype  the type\nloc   a | b\n```")
     wide = "| Name | What |\n|---|---|\n| `a` | " + "x " * ALIGNED_WIDTH + "|\n| b | |"
     assert tables_for_chat(wide) == f"- a (What: {'x ' * (ALIGNED_WIDTH - 1)}x)\n- b"
-    fenced = "```md\n| a | b |\n|---|---|\n```"
+    fenced = "````md\n```\n| a | b |\n|---|---|\n````"
     assert tables_for_chat(fenced) == fenced  # code shows what it shows
+    assert tables_for_chat("| a | b |\n|---|---|\n| | " + "y " * ALIGNED_WIDTH + "|") == (
+        f"- b: {'y ' * (ALIGNED_WIDTH - 1)}y")  # no first cell: its row is named by the others
+    assert tables_for_chat("a | b\n" + " " * 20_000 + "x") == "a | b\n" + " " * 20_000 + "x"  # linear
 
 
 def test_slack_and_discord_show_a_table_as_aligned_code() -> None:

@@ -107,7 +107,8 @@ def test_a_tab_s_label_is_read_and_kept_when_its_code_has_a_title() -> None:
 
 @pytest.mark.parametrize("page", ["<!--\n" * 50_000, "`<!--" * 30_000, "<code>" * 30_000, "[^a] " * 30_000,
                                   "> [!NOTE]\n" * 30_000, "<!-- -->\n<!--\n" * 25_000, "<a {" * 25_000,
-                                  "{" * 30_000 + "<b c>" * 10_000, "text\n\n    code\n" * 20_000])
+                                  "{" * 30_000 + "<b c>" * 10_000, "text\n\n    code\n" * 20_000,
+                                  ":material-a:{" * 8_000])
 def test_reading_inline_markup_stays_linear(page: str) -> None:
     assert parse_markdown(page) is not None  # quadratic, these took seconds to minutes
 

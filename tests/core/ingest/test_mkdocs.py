@@ -162,9 +162,16 @@ def test_plain_markdown_keeps_its_parser_tag(tmp_path: Path) -> None:
 
 def test_code_annotation_markers_and_icons_are_left_out(tmp_path: Path) -> None:
     page = tmp_path / "why.md"
-    page.write_text("# Why\n\n## :simple-youtube: Videos\n\n```py\nclass M:\n    name: str  # (1)!\n"
+    page.write_text("# Why\n\nWrite `:simple-youtube:` for its icon.\n\n## :simple-youtube: Videos\n\n"
+                    "```py\nclass M:\n    name: str  # (1)!\n"
                     "    # (2)!\n    age: int  # the age\n```\n\n1. The name.\n", encoding="utf-8")
     doc = load_file(page, root=tmp_path)
     assert doc.parser == "mkdocs-3+icons-1"
+    assert doc.sections[0].blocks == ["Write `:simple-youtube:` for its icon."]  # code shows the shortcode
     assert doc.sections[-1].headings == ["Why", "Videos"]
     assert doc.sections[-1].blocks[0] == "```py\nclass M:\n    name: str\n    age: int  # the age\n```"
+
+
+def test_looking_for_annotation_markers_stays_linear() -> None:
+    code_line = "x" + " " * 40_000 + "y"  # 11 s while every space began a search
+    assert code_line in mkdocs_to_markdown(f"!!! note\n\n    x\n\n```py\n{code_line}\n```")

@@ -33,7 +33,8 @@ def test_references_become_inline_links_and_definitions_go() -> None:
 
 
 def test_what_no_definition_names_stays_as_written() -> None:
-    prose = "Index a[0][1], `m`[0][1], task [x] done, ![img][nope] and [label]: not a definition here."
+    prose = ("Index a[0][1], `m`[0][1], task [x] done, ![img][nope], press [Ctrl][C], match [a-z][a-z0-9-]* "
+             "and [label]: not a definition here.")
     assert inline_links(prose, definitions(prose)) == prose
     assert inline_links("See [docs].\n\n[docs]: https://d.test", {"docs": "https://d.test"}) == (
         "See [docs](https://d.test).\n\n")
@@ -74,7 +75,7 @@ def test_pages_defining_links_are_chunked_again_once(tmp_path: Path) -> None:
 
 def test_a_cross_reference_the_site_resolves_shows_its_text() -> None:
     # mkdocs-autorefs: "[text][python.path]" and "[heading][]" are links the build makes.
-    prose = "Call [`errors()`][pydantic_core.ValidationError.errors] or see [Unions][] (a [b][c])."
+    prose = "Call [`errors()`][pydantic_core.ValidationError.errors] or see [Unions][] (a [b][fields])."
     assert inline_links(prose, definitions(prose)) == "Call `errors()` or see Unions (a b)."
     assert parse_markdown("| f | see |\n|---|---|\n| x | [`x()`][m.x] |\n").sections[0].blocks == [
         "| f | see |\n|---|---|\n| x | `x()` |"]

@@ -45,3 +45,9 @@ def test_a_link_naming_the_path_a_site_serves_finds_its_page(tmp_path: Path) -> 
     assert doc.sections[0].blocks == [
         "See [base](https://vite.test/guide/build#public-base), [b](https://vite.test/guide/build), "
         "[c](https://vite.test/config), [s](https://vite.test/config/server#port) and [none](./missing)."]
+
+
+def test_reading_links_stays_linear(tmp_path: Path) -> None:
+    page = tmp_path / "a.md"
+    page.write_text("# A\n\n" + "[" * 40_000 + "](x\n", encoding="utf-8")
+    assert load_file(page, root=tmp_path, base_url="https://d.test").sections  # 16 s before
