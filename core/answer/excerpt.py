@@ -94,6 +94,10 @@ PROMISED_REST_CHARS = 200
 #: A tab of code this short (a command for another system or package manager) comes with the tab
 #: quoted (``_next_tab``).
 TAB_CODE_LINES = 5
+#: Tabs of one group quoted at most (npm, pnpm, yarn, bun; macOS, Linux, Windows).
+MAX_TABS = 5
+#: A code block's title that names its file ("astro.config.mjs", "src/app.py"): no tab.
+_FILE_NAME = re.compile(r"^[\w.@~/-]*(?:/|\.[A-Za-z]\w{0,5}$)")
 #: A sentence this long or longer, quoted already inside a longer block, is not quoted again.
 _REPEAT_CHARS = 40
 _WORD = re.compile(r"\w+")
@@ -177,7 +181,7 @@ def _grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[U
         step = (example or units[end - 1].block.is_lead_in or nxt.block.carries_on
                 or _says_nothing_yet(units[start:end], nxt)
                 or (nxt.block.kind in ("code", "table") and _item_leads_in(units[end - 1].block))
-                or _promised_item(units, start, end) or _next_tab(units, end))
+                or _promised_item(units, start, end) or _next_tab(units, start, end))
         if not (step or (relevant and size < GROW_CHARS)):
             break
         end += 1
@@ -211,26 +215,29 @@ def _label_above(units: Sequence[Unit], start: int) -> int:
     return start
 
 
-def _next_tab(units: Sequence[Unit], end: int) -> bool:
+def _next_tab(units: Sequence[Unit], start: int, end: int) -> bool:
     """Whether ``units[end]`` opens another tab of the short tabbed code just quoted.
 
     Tabs are alternatives: "npm:" alone hides the pnpm and yarn commands a reader may need.
-    A tab is short code with a title (Docusaurus' and Starlight's), or under a label ("pip:",
-    MkDocs' tabs); longer tabs are versions of one example, and one of them is enough.
+    A tab is short code titled by its tab (Docusaurus', Starlight's; a file's name is no tab),
+    or under a label ("pip:", MkDocs' tabs); longer tabs are versions of one example, and one
+    of them is enough. A group brings at most ``MAX_TABS``: a cheat sheet of labelled
+    commands is no group of alternatives.
     """
-    def tab(i: int) -> bool:
-        code = units[i].block
-        if code.kind != "code" or code.text.count("\n") > TAB_CODE_LINES + 1:
-            return False
-        labelled = i > 0 and not units[i].opens_section and units[i - 1].block.is_tab_label
-        return bool(code.code_title) or labelled
-
-    if not tab(end - 1):
+    if not _is_tab(units, end - 1) or sum(_is_tab(units, i) for i in range(start, end)) >= MAX_TABS:
         return False
-    nxt = units[end].block
-    if nxt.is_tab_label:
-        return _same_section(units, end + 1) and tab(end + 1)
-    return tab(end)
+    if units[end].block.is_tab_label:
+        return _same_section(units, end + 1) and _is_tab(units, end + 1)
+    return _is_tab(units, end)
+
+
+def _is_tab(units: Sequence[Unit], i: int) -> bool:
+    """Whether ``units[i]`` is short code in a tab: titled by a tab's name, or under a tab's label."""
+    code = units[i].block
+    if code.kind != "code" or code.text.count("\n") > TAB_CODE_LINES + 1:
+        return False
+    labelled = i > 0 and not units[i].opens_section and units[i - 1].block.is_tab_label
+    return labelled or (bool(code.code_title) and not _FILE_NAME.match(code.code_title))
 
 
 def _item_leads_in(block: Block) -> bool:

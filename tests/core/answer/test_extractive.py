@@ -926,3 +926,13 @@ def test_an_option_named_and_typed_is_quoted_with_what_it_does() -> None:
                     "- **Type:** `boolean | { overlay?: boolean }`\n\nDisable or configure HMR behavior.")
     text = "".join(choose_excerpts("What does server.hmr do?", [page]))
     assert text.startswith("**server.hmr**") and text.endswith("Disable or configure HMR behavior.")
+
+
+def test_a_tab_group_is_bounded_and_a_file_title_is_no_tab() -> None:
+    sheet = "\n\n".join(f"Step {i}:\n\n```sh\nkubectl do-{i}\n```" for i in range(8))
+    text = "".join(choose_excerpts("how do I list pods with kubectl?", [chunk(1, f"List pods:\n\n{sheet}")]))
+    assert text.count("kubectl do-") <= 5
+    files = "\n\n".join(f'```js title="src/file{i}.js"\nexport const x{i} = {i}\n```' for i in range(6))
+    config = '```js title="vite.config.js"\nport: 3000\n```'
+    page = chunk(1, f"Set the port in the config:\n\n{config}\n\n{files}")
+    assert "src/file1.js" not in "".join(choose_excerpts("how do I set the port?", [page]))
