@@ -6,7 +6,8 @@ so answers showed such links as their bare text ("see Serialization"). With the 
 URL known, each becomes the address ``document_url`` gives the page it names, whether the link
 names its file or the path the site serves it at (``./build``, ``build.html``). A link to anything
 else (a picture, a file of code, a folder outside the docs) stays as written; a site path naming
-no file is read against the base URL.
+no file is read against the base URL. The linked page's front matter is not read: a ``slug`` it
+sets is not followed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import posixpath
 import re
 from collections.abc import Callable, Collection
 from pathlib import Path, PurePosixPath
-from urllib.parse import urljoin
+from urllib.parse import unquote, urljoin
 
 from core.ingest.document import Section
 from core.ingest.markdown import is_code_block
@@ -56,7 +57,7 @@ def site_links(
         target, _, anchor = match["target"].partition("#")
         if not target:
             return match[0]
-        written = target.lstrip("/") if target.startswith("/") else posixpath.join(here, target)
+        written = unquote(target.lstrip("/") if target.startswith("/") else posixpath.join(here, target))
         path = posixpath.normpath(written)
         page = None if path.startswith("../") or path == ".." else _page(path, root, page_suffixes)
         if page is not None:

@@ -36,15 +36,17 @@ def test_links_to_pages_of_the_docs_get_the_site_addresses(tmp_path: Path) -> No
 def test_a_link_naming_the_path_a_site_serves_finds_its_page(tmp_path: Path) -> None:
     (tmp_path / "guide").mkdir()
     (tmp_path / "config").mkdir()
-    for name in ("guide/build.md", "config/index.md", "config/server.md"):
+    for name in ("guide/build.md", "config/index.md", "config/server.md", "guide/my page.md"):
         (tmp_path / name).write_text("# P\n\ntext\n", encoding="utf-8")
     page = tmp_path / "guide" / "ssr.md"
     page.write_text("# SSR\n\nSee [base](./build#public-base), [b](build.html), [c](../config/), "
-                    "[s](/config/server.md#port) and [none](./missing).\n", encoding="utf-8")
+                    "[s](/config/server.md#port), [m](my%20page.md) and [none](./missing).\n",
+                    encoding="utf-8")
     doc = load_file(page, root=tmp_path, base_url="https://vite.test")
     assert doc.sections[0].blocks == [
         "See [base](https://vite.test/guide/build#public-base), [b](https://vite.test/guide/build), "
-        "[c](https://vite.test/config), [s](https://vite.test/config/server#port) and [none](./missing)."]
+        "[c](https://vite.test/config), [s](https://vite.test/config/server#port), "
+        "[m](https://vite.test/guide/my%20page) and [none](./missing)."]
 
 
 def test_reading_links_stays_linear(tmp_path: Path) -> None:
