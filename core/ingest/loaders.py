@@ -17,7 +17,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
@@ -52,6 +52,7 @@ __all__ = [
     "Section",
     "is_supported",
     "load_file",
+    "read_regular_file",
 ]
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
@@ -87,6 +88,8 @@ ICONS_PARSER = "icons-1"
 COMPONENTS_PARSER = "components-1"
 #: Pages linking to other pages of the docs, published under a base URL (``core.ingest.sitelinks``).
 SITE_LINKS_PARSER = "site-links-1"
+#: Pages titled by their book's table of contents (mdBook's ``SUMMARY.md``), not their file name.
+TOC_TITLE_PARSER = "toc-title-1"
 #: Pages titled from their file name, a word cased as the page writes it ("SSL" for ``ssl.md``).
 CASED_TITLE_PARSER = "cased-title-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
@@ -223,7 +226,8 @@ def _cased_as_written(title: str, sections: list[Section]) -> str:
 
 
 def load_file(
-    path: Path, *, root: Path, base_url: str | None = None, follow_symlinks: bool = False
+    path: Path, *, root: Path, base_url: str | None = None, follow_symlinks: bool = False,
+    titles: Mapping[str, str] | None = None,
 ) -> LoadedDocument:
     """Read and parse one file below ``root``.
 
@@ -232,6 +236,7 @@ def load_file(
         root: the ingest root; ``source_document`` is ``path`` relative to it.
         base_url: the published docs' base URL (Docusaurus style); None gives ``file://`` URLs.
         follow_symlinks: read ``path`` when it is a symbolic link (to a file inside ``root``).
+        titles: a book's titles of its pages by path (``core.ingest.toc``), for a page without one.
 
     Returns:
         The parsed document; its title is the front matter's, else the first heading,
@@ -252,8 +257,9 @@ def load_file(
     except IngestSourceError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
         raise IngestSourceError(f"{path}: {exc}") from exc
     relative = path.relative_to(root).as_posix()
-    title = parsed.title or _named_by_file(parsed.opening, relative)
-    parser = parsed.parser
+    listed = None if parsed.title else (titles or {}).get(relative)
+    title = parsed.title or listed or _named_by_file(parsed.opening, relative)
+    parser = "+".join(p for p in (parsed.parser, TOC_TITLE_PARSER if listed else "") if p)
     sections = parsed.sections
     if base_url is not None:
         sections, linked = site_links(
