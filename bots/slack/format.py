@@ -19,6 +19,7 @@ from bots.chat.feedback import Vote
 from bots.chat.notices import Tone, answer_text, notice_for
 from bots.chat.tables import tables_for_chat
 from core.answer.citations import cited_indices, section_below_title, sub_citations
+from core.ingest.markdown import Fences
 from core.models import AgentResponse, Source
 
 #: Slack's limit for the text of one section block (and any text object).
@@ -64,12 +65,38 @@ _FENCE_LANG_RE = re.compile(r"^(\s*)```[\w+.-]+[ \t]*$", re.MULTILINE)
 def markdown_to_mrkdwn(escaped: str) -> str:
     """Turn the Markdown that docs quote into Slack mrkdwn (input already escaped).
 
-    ``[text](https://...)`` becomes ``<url|text>``, ``**bold**`` becomes ``*bold*`` and a
-    fence's language tag is dropped (Slack would print it as the first code line).
+    ``[text](https://...)`` becomes ``<url|text>``, ``**bold**`` becomes ``*bold*``, a
+    fence's language tag is dropped (Slack would print it as the first code line) and a list
+    numbered "1. 1. 1." reads "1. 2. 3." (Slack shows numbers as written).
     """
     text = _MD_LINK_RE.sub(lambda m: f"<{m.group(2).replace(' ', '%20')}|{m.group(1)}>", escaped)
     text = _MD_BOLD_RE.sub(r"*\1*", text)
-    return _FENCE_LANG_RE.sub(r"\1```", text)
+    return _numbered(_FENCE_LANG_RE.sub(r"\1```", text))
+
+
+_ITEM_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<number>\d{1,9})(?P<mark>[.)])(?=[ \t])")
+
+
+def _numbered(text: str) -> str:
+    """Number each ordered list's items in order, as Markdown shows them, outside code."""
+    lines = text.split("\n")
+    fences = Fences()
+    last: dict[int, int] = {}  # the last number at each indentation of the list being read
+    for k, line in enumerate(lines):
+        if fences.code(line):
+            continue
+        item = _ITEM_RE.match(line)
+        if item is None:
+            if line.strip() and not line[:1].isspace():
+                last.clear()  # a paragraph ends the list
+            continue
+        depth, number = len(item["indent"]), int(item["number"])
+        last = {d: n for d, n in last.items() if d <= depth}
+        if depth in last and number <= last[depth]:
+            number = last[depth] + 1
+            lines[k] = f"{item['indent']}{number}{item['mark']}{line[item.end():]}"
+        last[depth] = number
+    return "\n".join(lines)
 
 
 def link(url: str, label: str) -> str:

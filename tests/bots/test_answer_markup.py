@@ -74,3 +74,10 @@ def test_slack_and_discord_show_a_table_as_aligned_code() -> None:
     assert "```\nKey   Meaning\n" in slack and "| --- |" not in slack
     discord = answer_embeds(response, question="what keys?")[0].description or ""
     assert "```\nKey   Meaning\n" in discord and "| --- |" not in discord
+
+
+def test_slack_numbers_a_list_written_one_one_one() -> None:
+    code = "```\n1. not a list\n1. here\n```"
+    text = f"1. Install\n1. Configure\n   1. a file\n   1. another\n1. Run\n\n{code}\n\nNext:\n\n1. Again"
+    assert markdown_to_mrkdwn(escape(text)) == (
+        f"1. Install\n2. Configure\n   1. a file\n   2. another\n3. Run\n\n{code}\n\nNext:\n\n1. Again")
