@@ -264,6 +264,8 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
         return block.text
     if _TWOSLASH_RE.search(lines[0]):
         lines = [lines[0], *_shown_by_twoslash(lines[1:])]
+    if "[!code" in block.text:
+        lines = [lines[0], *_without_notation(lines[1:])]
     lines[0], title = _plain_fence(lines[0])
     label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
     if len(lines) <= max_code_lines + 2:
@@ -309,6 +311,24 @@ def _plain_fence(line: str) -> tuple[str, str]:
 _TWOSLASH_RE = re.compile(r"\btwoslash\b")
 _CUT_RE = re.compile(r"^\s*//\s*---cut(?P<kind>|-before|-after|-start|-end)---\s*$")
 _TWOSLASH_NOTE_RE = re.compile(r"^\s*//\s*(?:\^[?|]|@(?!ts-)\w+).*$")
+
+
+#: Shiki's notation ending a line of code (VitePress): ``// [!code ++]`` marks a line added,
+#: ``[!code --]`` one removed, ``[!code highlight]``, ``focus``, ``error``, ``word:x`` a look.
+_NOTATION_RE = re.compile(
+    r"(?<![ \t])[ \t]*(?://|#|--|<!--|/\*)[ \t]*\[!code (?P<kind>[^\]\n]{1,60})\][ \t]*(?:-->|\*/)?[ \t]*$")
+
+
+def _without_notation(lines: list[str]) -> list[str]:
+    """Code as it reads once changed: a removed line goes, every marker with it."""
+    out: list[str] = []
+    for line in lines:
+        note = _NOTATION_RE.search(line) if "[!code" in line else None
+        if note is None:
+            out.append(line)
+        elif not note["kind"].strip().startswith("--"):
+            out.append(line[:note.start()])
+    return out
 
 
 def _shown_by_twoslash(lines: list[str]) -> list[str]:

@@ -936,3 +936,11 @@ def test_a_tab_group_is_bounded_and_a_file_title_is_no_tab() -> None:
     config = '```js title="vite.config.js"\nport: 3000\n```'
     page = chunk(1, f"Set the port in the config:\n\n{config}\n\n{files}")
     assert "src/file1.js" not in "".join(choose_excerpts("how do I set the port?", [page]))
+
+
+def test_shiki_notation_leaves_the_code_as_it_reads_once_changed() -> None:
+    from core.answer.blocks import Block, render_block
+
+    code = ('```json\n{\n  "vite": "npm:rolldown-vite" // [!code --]\n  "vite": "^7" // [!code ++]\n'
+            '  "x": 1 // [!code focus]\n}\n```')
+    assert render_block(Block("code", code)) == '```json\n{\n  "vite": "^7"\n  "x": 1\n}\n```'
