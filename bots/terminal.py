@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from bots.chat.notices import answer_text, notice_for
+from bots.chat.sources import cited_and_related
 from core.answer.citations import source_label
 from core.errors import InputError
 from core.models import AgentResponse
@@ -43,11 +44,13 @@ def format_answer(response: AgentResponse) -> str:
     if notice:
         # Apart from the answer: after a quoted command it would read as the command's last line.
         lines.extend(["", f"({notice})"])
-    if response.sources:
-        lines.append("")
-        lines.append("Sources:")
-        for source in response.sources:
-            lines.append(f"  [{source.index}] {source_label(source.title, source.section)}")
+    cited, related = cited_and_related(response.response_text, response.sources)
+    for heading, listed in (("Sources:", cited), ("Related:", related)):
+        if listed:
+            lines.extend(["", heading])
+        for source in listed:
+            number = f"[{source.index}]" if heading == "Sources:" else "-"
+            lines.append(f"  {number} {source_label(source.title, source.section)}")
             lines.append(f"      {source.url}")
     return "\n".join(lines)
 

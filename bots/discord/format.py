@@ -8,6 +8,7 @@ tested without a client.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import quote
 
 import discord
@@ -16,6 +17,7 @@ from discord.utils import escape_markdown, escape_mentions
 from bots.chat.asking import Help, Refusal
 from bots.chat.asking import refusal_text as refusal_text_of
 from bots.chat.notices import Tone, answer_text, notice_for
+from bots.chat.sources import cited_and_related
 from bots.chat.tables import tables_for_chat
 from bots.chat.text import neutralize_mentions, split_text, truncate
 from core.answer.citations import section_below_title
@@ -97,16 +99,30 @@ def source_line(source: Source) -> str:
     return f"[{source.index}] {text}"
 
 
-def source_fields(sources: list[Source], *, budget: int = SOURCES_BUDGET) -> list[tuple[str, str]]:
-    """Group numbered source lines into embed fields within Discord's limits.
+def source_fields(sources: list[Source], *, budget: int = SOURCES_BUDGET, related: Sequence[Source] = ()
+                  ) -> list[tuple[str, str]]:
+    """Group numbered source lines into embed fields within Discord's limits, then related pages.
 
     Args:
         sources: the cited sources, in citation order.
         budget: most characters (names plus values) the fields may use together.
+        related: pages listed but not cited (``bots.chat.sources``): a "Related" field, room allowing.
 
     Returns:
         ``(name, value)`` pairs; when not all fit, the last line says how many were left out.
     """
+    fields = _numbered_fields(sources, budget=budget)
+    room = min(FIELD_VALUE_LIMIT, budget - sum(len(n) + len(v) for n, v in fields) - len("Related"))
+    if related and len(fields) < FIELDS_LIMIT and room > 0:
+        lines = [source_line(s).split("] ", 1)[1] for s in related]  # unnumbered: never cited
+        kept = [line for k, line in enumerate(lines) if sum(len(x) + 1 for x in lines[:k + 1]) <= room]
+        if kept:
+            fields.append(("Related", "\n".join(kept)))
+    return fields
+
+
+def _numbered_fields(sources: list[Source], *, budget: int) -> list[tuple[str, str]]:
+    """Numbered source lines in embed fields; when not all fit, the last says how many were left out."""
     lines = [source_line(s) for s in sorted(sources, key=lambda s: s.index)]
     fields: list[tuple[str, list[str]]] = []
     used = 0
@@ -178,7 +194,8 @@ def answer_embeds(
     title = truncate(defuse(" ".join(question.split())) or "Question", TITLE_LIMIT)
     label = notice.text
     text = defuse(tables_for_chat(answer_text(response, reference_id or response.reference_id)))
-    fields = source_fields(response.sources)
+    cited, related = cited_and_related(response.response_text, response.sources)
+    fields = source_fields(cited, related=related)
     footer = _footer(response)
     fixed = len(title) + len(label or "") + len(footer) + sum(len(n) + len(v) for n, v in fields)
     first_limit = min(DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - fixed)

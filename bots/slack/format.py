@@ -17,6 +17,7 @@ from bots.chat import text as text_rules
 from bots.chat.asking import Answered, Help, Invalid, Outcome, Refusal, TooLong, problem_text, refusal_text
 from bots.chat.feedback import Vote
 from bots.chat.notices import Tone, answer_text, notice_for
+from bots.chat.sources import cited_and_related
 from bots.chat.tables import tables_for_chat
 from core.answer.citations import cited_indices, section_below_title, sub_citations
 from core.ingest.markdown import Fences
@@ -199,19 +200,20 @@ def _context(text: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
 
 
-def sources_text(sources: Sequence[Source]) -> str:
-    """List sources as ``[n] <url|title> — section`` lines within one text object.
+def sources_text(sources: Sequence[Source], related: Sequence[Source] = ()) -> str:
+    """List sources as ``[n] <url|title> — section`` lines, then related pages, in one text object.
 
     Args:
         sources: the cited sources, in citation order.
+        related: pages listed but not cited (``bots.chat.sources``): one "Related:" line.
 
     Returns:
         mrkdwn of at most ``SECTION_TEXT_LIMIT`` characters ("" when there are none).
     """
-    if not sources:
+    if not sources and not related:
         return ""
-    lines = ["*Sources*"]
-    used = len(lines[0])
+    lines = ["*Sources*"] if sources else []
+    used = len(lines[0]) if lines else 0
     for position, source in enumerate(sources):
         line = f"[{source.index}] {link(source.url, source.title or source.url)}"
         if section := section_below_title(source.title, source.section or ""):
@@ -222,7 +224,10 @@ def sources_text(sources: Sequence[Source]) -> str:
             break
         lines.append(line)
         used += 1 + len(line)
-    return "\n".join(lines)
+    if related:
+        pages = " · ".join(link(s.url, s.title or s.url) for s in related)
+        lines.append(_truncate(f"*Related:* {pages}", max(0, SECTION_TEXT_LIMIT - used - 1)))
+    return "\n".join(line for line in lines if line)
 
 
 def feedback_block(response_id: str) -> dict[str, Any]:
@@ -271,7 +276,7 @@ def answer_message(response: AgentResponse, reference_id: str | None = None) -> 
     shown = tables_for_chat(answer_text(response, reference_id))
     body = link_citations(markdown_to_mrkdwn(escape(shown)), response.sources)
     notice = notice_line(response)
-    sources = sources_text(response.sources)
+    sources = sources_text(*cited_and_related(response.response_text, response.sources))
     head = [_context(notice)] if notice else []
     tail = [_context(sources)] if sources else []
     if notice_for(response).feedback:

@@ -81,3 +81,20 @@ def test_slack_numbers_a_list_written_one_one_one() -> None:
     text = f"1. Install\n1. Configure\n   1. a file\n   1. another\n1. Run\n\n{code}\n\nNext:\n\n1. Again"
     assert markdown_to_mrkdwn(escape(text)) == (
         f"1. Install\n2. Configure\n   1. a file\n   2. another\n3. Run\n\n{code}\n\nNext:\n\n1. Again")
+
+
+def test_slack_and_the_terminal_list_uncited_sources_as_related_pages() -> None:
+    from bots.slack.format import sources_text
+    from bots.terminal import format_answer
+    from core.models import AgentResponse, ResponseStatus, RetrievedChunk, Source
+
+    chunks = [RetrievedChunk(chunk_id=f"c{i}", content="x", score=0.9, url=f"https://x.example/p{i}",
+                             title=f"Page {i}", chunk_index=0, source_document=f"p{i}.md") for i in (1, 2)]
+    sources = [Source(index=i, chunk_id=c.chunk_id, url=c.url, title=c.title, chunk_index=0, score=0.9)
+               for i, c in enumerate(chunks, start=1)]
+    response = AgentResponse(query_id="q1", response_text="Do it. [1]", retrieved_chunks=chunks,
+                             status=ResponseStatus.ANSWERED, confidence_score=0.9, sources=sources)
+    assert sources_text(sources[:1], sources[1:]) == (
+        "*Sources*\n[1] <https://x.example/p1|Page 1>\n*Related:* <https://x.example/p2|Page 2>")
+    assert format_answer(response).endswith(
+        "Sources:\n  [1] Page 1\n      https://x.example/p1\n\nRelated:\n  - Page 2\n      https://x.example/p2")

@@ -111,8 +111,15 @@ def test_failed_grounding_is_amber() -> None:
     assert fmt.status_colour(r) == fmt.AMBER
 
 
+def test_sources_the_answer_does_not_cite_are_related_pages() -> None:
+    [embed] = fmt.answer_embeds(response(text="Answer [1].", sources=3), question="q?")
+    assert [(f.name, f.value) for f in embed.fields] == [
+        ("Sources", "[1] [Page 1 — Part](https://docs.example/p1)"),
+        ("Related", "[Page 2 — Part](https://docs.example/p2)\n[Page 3 — Part](https://docs.example/p3)")]
+
+
 def test_long_answer_and_many_sources_stay_within_discord_limits() -> None:
-    long_text = " ".join(f"Sentence number {i} explains a detail [1]." for i in range(1000))
+    long_text = " ".join(f"Sentence number {i} explains a detail [{i % 80 + 1}]." for i in range(1000))
     r = response(text=long_text, sources=80)
     embeds = fmt.answer_embeds(r, question="why? " * 200)
     assert len(embeds) > 1
