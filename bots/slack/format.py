@@ -20,7 +20,7 @@ from bots.chat.notices import Tone, answer_text, notice_for
 from bots.chat.sources import cited_and_related
 from bots.chat.tables import tables_for_chat
 from core.answer.citations import cited_indices, section_below_title, sub_citations
-from core.ingest.markdown import Fences
+from core.ingest.fences import Fences
 from core.models import AgentResponse, Source
 
 #: Slack's limit for the text of one section block (and any text object).

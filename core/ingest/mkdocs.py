@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 
 from core.ingest.document import with_lead
-from core.ingest.markdown import INCLUDE_LINE, Fences
+from core.ingest.fences import Fences
+from core.ingest.markdown import INCLUDE_LINE
 
 #: ``!!! note``, ``??? tip "Title"``, ``???+ warning``, ``!!! note ""``; ``=== "Tab"`` (``===+``,
 #: ``===!`` and ``===+!`` too). As Python-Markdown reads them: the space after the marker is

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from core.ingest.document import fenced, with_lead
-from core.ingest.markdown import Fences, closes_fence
+from core.ingest.fences import Fences, closes_fence
 from core.ingest.rst import parse_rst
 from core.ingest.sphinx_markup import (
     CODE_DIRECTIVES,

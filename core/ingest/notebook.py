@@ -18,7 +18,7 @@ from typing import Any
 
 from core.errors import IngestSourceError
 from core.ingest.document import fenced
-from core.ingest.markdown import Fences
+from core.ingest.fences import Fences
 
 _LANGUAGE = re.compile(r"[\w+#.-]+")
 #: An image attached to the cell: the URL means nothing outside the notebook; its alt text stays.

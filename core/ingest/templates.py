@@ -19,8 +19,9 @@ import re
 import textwrap
 
 from core.ingest.document import with_lead
+from core.ingest.fences import Fences, fence_opening
 from core.ingest.inline import attribute
-from core.ingest.markdown import Fences, fence_opening, titled_fence
+from core.ingest.markdown import titled_fence
 from core.ingest.spans import outside_code_spans
 
 #: A line that is one tag: ``{% name args %}`` (``{%-`` trims), ``{{< name args >}}``, ``{{% name %}}``.

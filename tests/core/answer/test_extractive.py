@@ -6,8 +6,9 @@ import pytest
 
 from core.answer.blocks import Block, parse_blocks, render_block
 from core.answer.citations import build_sources, cited_indices, neutralize_mentions, strip_citations
-from core.answer.excerpt import GROW_CHARS, choose_excerpts
+from core.answer.excerpt import choose_excerpts
 from core.answer.generators.extractive import NO_CHUNKS_TEXT, ExtractiveGenerator
+from core.answer.passage import GROW_CHARS
 from core.answer.sentences import split_sentences
 from core.models import RetrievedChunk, UserQuery
 from core.protocols import Generation, GenerationRequest, Generator

@@ -1,0 +1,163 @@
+"""How a passage grows around the block that answers best: its lead-in, its body, its next step.
+
+A block alone rarely answers: "Run the following command:" needs its command, a command its
+introduction, an option's name what the option does, a tab its other tabs. Pure functions over
+one chunk's quotable blocks (``core.answer.units``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from core.answer.blocks import LABEL_CHARS, Block
+from core.answer.units import Unit
+from core.retrieval.terms import introduces_next
+
+#: Characters of prose after which an answer adds no more parts, and up to which one part takes
+#: the passage's next step (a lead-in's list or command, an example, "For that, use ...").
+EXCERPT_CHARS = 650
+#: A lead-in this short comes along with the code it introduces when the code explains the best
+#: block; a longer one is a passage of its own, which would crowd out the rest of the answer.
+LEAD_IN_CHARS = 200
+#: Characters of prose up to which one part takes the blocks of its section that share the
+#: question's words. Until the tenth pass it was EXCERPT_CHARS: a page retelling the problem in
+#: the question's words filled the answer, and the block naming the setting that solves it had no
+#: room. Capping later parts by what the answer has left was measured too and lost two facts
+#: (BENCHMARKS.md, tenth pass).
+GROW_CHARS = 300
+#: The most of a list left unquoted that is quoted because a lead-in promised the list ("Valid options:").
+PROMISED_REST_CHARS = 200
+#: A tab of code this short (a command for another system or package manager) comes with the tab
+#: quoted (``_next_tab``).
+TAB_CODE_LINES = 5
+#: Tabs of one group quoted at most (npm, pnpm, yarn, bun; macOS, Linux, Windows).
+MAX_TABS = 5
+#: A code block's title that names its file ("astro.config.mjs", "src/app.py"): no tab.
+_FILE_NAME = re.compile(r"^[\w.@~/-]*(?:/|\.[A-Za-z]\w{0,5}$)")
+
+
+def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Unit]:
+    """The best unit plus its lead-in and the body it introduces, then what follows in its section.
+
+    Blocks sharing the question's words follow while the part is under GROW_CHARS of prose; the
+    passage's next step (an example, what a lead-in introduces, "For that, ...") while it is under
+    EXCERPT_CHARS.
+    """
+    start, end = best, best + 1
+    # What comes before a section's first block belongs to another section.
+    before = units[best - 1].block if best > 0 and not units[best].opens_section else None
+    if before is not None and (
+        (units[best].block.is_body and before.kind == "para")  # what the list or command is for
+        or (units[best].block.kind == "para" and before.kind == "code"  # code first, then its explanation
+            and before.text.count("\n") <= 16)
+        # "This tool ..." names its tool the block before (a chunk's cut first words do not)
+        or (units[best].block.continues and before.kind in ("para", "list") and not units[best - 1].cut)
+    ):
+        start = best - 1
+        if (units[start].block.kind == "code" and start > 0 and not units[start].opens_section
+                and units[start - 1].block.kind == "para" and not units[start - 1].cut
+                and len(units[start - 1].block.text) <= LEAD_IN_CHARS):
+            # and the sentence introducing that code, as a code block chosen first brings it:
+            # "use the dependency-only mode:", or "Add the `-v 4` flag for verbose output."
+            start -= 1
+    start = min(start, _label_above(units, start))
+    # Never past the next heading either: its blocks answer under a title the excerpt leaves out.
+    if same_section(units, end) and units[end].block.is_body and units[end - 1].block.kind == "para":
+        end += 1  # "Run the following command:" without the command answers nothing
+    elif (same_section(units, end) and same_section(units, end + 1) and units[end + 1].block.is_body
+          and units[end].block.is_lead_in):
+        end += 2  # the next sentence introduces the list or command
+    size = sum(len(u.block.text) for u in units[start:end] if u.block.kind != "code")
+    while same_section(units, end) and size < EXCERPT_CHARS:
+        nxt = units[end]
+        relevant = any(t in nxt.terms for t in weights)
+        # A code block right after the explanation is usually its example.
+        example = nxt.block.kind == "code" and units[end - 1].block.kind == "para"
+        # "For that, use `fallback`:" is the passage's next step, whatever words it uses; so are the
+        # code a list's last step introduces ("3. Create `ci.yml` with the following content:") and
+        # the rest of a list a lead-in promised ("Valid options:").
+        step = (example or units[end - 1].block.is_lead_in or nxt.block.carries_on
+                or _says_nothing_yet(units[start:end], nxt)
+                or (nxt.block.kind in ("code", "table") and _item_leads_in(units[end - 1].block))
+                or _promised_item(units, start, end) or _next_tab(units, start, end))
+        if not (step or (relevant and size < GROW_CHARS)):
+            break
+        end += 1
+        if nxt.block.kind != "code":
+            size += len(nxt.block.text)
+    return list(units[start:end])
+
+def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:
+    """Whether ``nxt`` is the first sentence of a passage that so far only names and lists.
+
+    A reference entry's name and its "Type: boolean" line say nothing of what the option
+    does: the paragraph after them does, whatever words it uses.
+    """
+    return (nxt.block.kind == "para" and not nxt.block.is_label and quoted[0].block.is_label
+            and all(u.block.is_label or u.block.kind == "list" for u in quoted))
+
+def _label_above(units: Sequence[Unit], start: int) -> int:
+    """Where a passage starting at ``units[start]`` starts with the label naming its part.
+
+    A reference entry ("href", then "**type:** `string`", then "The URL the button points
+    to.") says what it describes only in its label; a short line between them comes too.
+    """
+    for above in (start - 1, start - 2):
+        if above < 0 or units[above + 1].opens_section:
+            return start
+        if units[above].block.is_label:
+            between = units[above + 1:start]
+            return above if all(len(u.block.text) <= 2 * LABEL_CHARS for u in between) else start
+    return start
+
+def _next_tab(units: Sequence[Unit], start: int, end: int) -> bool:
+    """Whether ``units[end]`` opens another tab of the short tabbed code just quoted.
+
+    Tabs are alternatives: "npm:" alone hides the pnpm and yarn commands a reader may need.
+    A tab is short code titled by its tab (Docusaurus', Starlight's; a file's name is no tab),
+    or under a label ("pip:", MkDocs' tabs); longer tabs are versions of one example, and one
+    of them is enough. A group brings at most ``MAX_TABS``: a cheat sheet of labelled
+    commands is no group of alternatives.
+    """
+    if not _is_tab(units, end - 1) or sum(_is_tab(units, i) for i in range(start, end)) >= MAX_TABS:
+        return False
+    if units[end].block.is_tab_label:
+        return same_section(units, end + 1) and _is_tab(units, end + 1)
+    return _is_tab(units, end)
+
+def _is_tab(units: Sequence[Unit], i: int) -> bool:
+    """Whether ``units[i]`` is short code in a tab: titled by a tab's name, or under a tab's label."""
+    code = units[i].block
+    if code.kind != "code" or code.text.count("\n") > TAB_CODE_LINES + 1:
+        return False
+    labelled = i > 0 and not units[i].opens_section and units[i - 1].block.is_tab_label
+    return labelled or (bool(code.code_title) and not _FILE_NAME.match(code.code_title))
+
+def _item_leads_in(block: Block) -> bool:
+    """Whether a list ends with an item introducing what follows it."""
+    return block.kind == "list" and introduces_next(block.text.rsplit("\n", 1)[-1])
+
+def _promised_item(units: Sequence[Unit], start: int, end: int) -> bool:
+    """Whether ``units[end]`` goes on with a list that a lead-in quoted since ``start`` introduced.
+
+    The list is finished only when little of it is left (a few values or options, "Valid
+    options:"): the rest of a long list is quoted for the items that share the question's
+    words, as paragraphs are, and leaves room for the answer's other parts.
+    """
+    if units[end].block.kind != "list" or units[end - 1].block.kind != "list":
+        return False
+    first = end - 1
+    while first > start and units[first - 1].block.kind == "list":
+        first -= 1
+    if first == start or not units[first - 1].block.is_lead_in:
+        return False
+    rest, k = 0, end
+    while same_section(units, k) and units[k].block.kind == "list" and rest <= PROMISED_REST_CHARS:
+        rest += len(units[k].block.text)
+        k += 1
+    return rest <= PROMISED_REST_CHARS
+
+def same_section(units: Sequence[Unit], i: int) -> bool:
+    """Whether ``units[i]`` exists and continues the section of the unit before it."""
+    return i < len(units) and not units[i].opens_section
