@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from core.answer.blocks import DELIMITER_ROW_RE
 from core.ingest.fences import Fences
+from core.ingest.markdown import DELIMITER_ROW_RE
 
 #: Widest aligned table, in characters per line, that chat shows without wrapping it.
 ALIGNED_WIDTH = 72

@@ -172,6 +172,10 @@ def embed_size(embed: discord.Embed) -> int:
     return len(embed)
 
 
+#: The longest "part N/M · " a page's footer gains.
+_PART_MARK = "part 99/99 · "
+
+
 def answer_embeds(
     response: AgentResponse, *, question: str, reference_id: str | None = None
 ) -> list[discord.Embed]:
@@ -197,7 +201,9 @@ def answer_embeds(
     cited, related = cited_and_related(response.response_text, response.sources)
     fields = source_fields(cited, related=related)
     footer = _footer(response)
-    fixed = len(title) + len(label or "") + len(footer) + sum(len(n) + len(v) for n, v in fields)
+    # The footer of a long answer's first page gains "part 1/N · ": counted before the text is cut.
+    fixed = (len(title) + len(label or "") + len(footer) + len(_PART_MARK)
+             + sum(len(n) + len(v) for n, v in fields))
     first_limit = min(DESCRIPTION_LIMIT, EMBED_TOTAL_LIMIT - fixed)
     pages = [p for p in split_text(text, DESCRIPTION_LIMIT, first=first_limit) if p] or ["(empty answer)"]
     embeds: list[discord.Embed] = []

@@ -75,28 +75,40 @@ def markdown_to_mrkdwn(escaped: str) -> str:
     return _numbered(_FENCE_LANG_RE.sub(r"\1```", text))
 
 
+#: Room under which the related pages' line is left out rather than cut to nothing.
+_RELATED_MIN = 40
 _ITEM_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<number>\d{1,9})(?P<mark>[.)])(?=[ \t])")
 
 
 def _numbered(text: str) -> str:
-    """Number each ordered list's items in order, as Markdown shows them, outside code."""
+    """Number a list written "1. 1. 1." in order, as Markdown shows it; any other list, and code, as written.
+
+    A list numbered by its author ("3. ... 1. ...", or two pages' steps one after the other)
+    keeps its numbers.
+    """
     lines = text.split("\n")
+    runs: list[list[tuple[int, re.Match[str]]]] = []
+    open_runs: dict[int, list[tuple[int, re.Match[str]]]] = {}  # by indentation
     fences = Fences()
-    last: dict[int, int] = {}  # the last number at each indentation of the list being read
     for k, line in enumerate(lines):
         if fences.code(line):
             continue
         item = _ITEM_RE.match(line)
         if item is None:
             if line.strip() and not line[:1].isspace():
-                last.clear()  # a paragraph ends the list
+                open_runs.clear()  # a paragraph ends the list
             continue
-        depth, number = len(item["indent"]), int(item["number"])
-        last = {d: n for d, n in last.items() if d <= depth}
-        if depth in last and number <= last[depth]:
-            number = last[depth] + 1
-            lines[k] = f"{item['indent']}{number}{item['mark']}{line[item.end():]}"
-        last[depth] = number
+        depth = len(item["indent"])
+        open_runs = {d: run for d, run in open_runs.items() if d <= depth}
+        if depth not in open_runs:
+            open_runs[depth] = []
+            runs.append(open_runs[depth])
+        open_runs[depth].append((k, item))
+    for run in runs:
+        if len(run) > 1 and len({item["number"] for _, item in run}) == 1:
+            first = int(run[0][1]["number"])
+            for n, (k, item) in enumerate(run):
+                lines[k] = f"{item['indent']}{first + n}{item['mark']}{lines[k][item.end():]}"
     return "\n".join(lines)
 
 
@@ -221,13 +233,15 @@ def sources_text(sources: Sequence[Source], related: Sequence[Source] = ()) -> s
         more = f"… and {len(sources) - position} more"
         if used + 1 + len(line) + 1 + len(more) > SECTION_TEXT_LIMIT:
             lines.append(more)
+            used += 1 + len(more)
             break
         lines.append(line)
         used += 1 + len(line)
-    if related:
+    room = SECTION_TEXT_LIMIT - used - (1 if lines else 0)
+    if related and room >= _RELATED_MIN:
         pages = " · ".join(link(s.url, s.title or s.url) for s in related)
-        lines.append(_truncate(f"*Related:* {pages}", max(0, SECTION_TEXT_LIMIT - used - 1)))
-    return "\n".join(line for line in lines if line)
+        lines.append(_truncate(f"*Related:* {pages}", room))
+    return "\n".join(lines)
 
 
 def feedback_block(response_id: str) -> dict[str, Any]:

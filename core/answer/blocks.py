@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Literal
 
 from core.ingest.inline import attribute
-from core.ingest.markdown import INCLUDE_LINE
+from core.ingest.markdown import DELIMITER_ROW_RE, INCLUDE_LINE
 from core.retrieval.terms import carries_on, content_terms, introduces_next, refers_back
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
@@ -38,14 +38,13 @@ _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by fro
 #: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
 #: and "Default: 8080" are values, not labels.
 #: A label naming an option, a prop or a function (a reference entry's heading), one word of code.
-_NAME_LABEL_RE = re.compile(r"^[A-Za-z_$@-](?:[\w$@.:/-]{0,38}[\w$@])?(?:\(\))?$")
+_NAME_LABEL_RE = re.compile(r"^(?!.*://)[A-Za-z_$-](?:[\w$.:/-]{0,38}[\w$])?(?:\(\))?$")
+#: Values a one-word line may hold after "Its default is:": what it names, not a label.
+_LITERALS = frozenset("true false null none nil yes no on off undefined".split())
 _LABEL_COLON_RE = re.compile(r"(?<!\d):|:(?!\s*[A-Z])")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 _TABLE_RE = re.compile(r"^\s*\|.*\|\s*$")
-#: A table's delimiter row, outer pipes optional: ``|---|:--:|`` or ``-- | --``. Possessive, so a
-#: line of spaces costs one pass.
-DELIMITER_ROW_RE = re.compile(r"^\s*+\|?\s*+:?-++:?\s*+(?:\|\s*+:?-++:?\s*+)++\|?\s*+$")
 _QUOTE_RE = re.compile(r"^\s*>\s?")
 #: ``***``, ``---`` or ``_ _ _`` alone on a line: a rule between parts, nothing to read.
 _THEMATIC_BREAK_RE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
@@ -79,7 +78,8 @@ class Block:
         reference", "Default: 8080") is no label.
         """
         text = self.text
-        if self.kind == "para" and _NAME_LABEL_RE.match(text) and text.casefold() not in _MINOR_WORDS:
+        if (self.kind == "para" and _NAME_LABEL_RE.match(text) and text.casefold() not in _MINOR_WORDS
+                and text.casefold() not in _LITERALS):
             return True  # a reference entry's name: "href", "server.host", "iconPlacement"
         if (self.kind != "para" or len(text) > LABEL_CHARS or text.endswith(_SENTENCE_ENDS)
                 or ". " in text or any(mark in text for mark in "`[*_")):
@@ -385,11 +385,12 @@ def _earliest_start(lines: list[str], first: int, last: int, size: int) -> int:
     start = min(first, max(0, last + WINDOW_TAIL_LINES - size + 1))
     # "    name: str" is shown under its "class Model:", if the window reaches it.
     lowest = max(0, last - size + 1)
-    for above in range(start - 1, lowest - 1, -1):
-        if _indent(lines[above]) < _indent(lines[start]):
-            return above
+    for above in range(first - 1, lowest - 1, -1):
+        if _indent(lines[above]) < _indent(lines[first]):
+            return min(start, above)
     return start
 
 
 def _indent(line: str) -> int:
+    """A line's indentation; a blank line's is endless (it belongs to no statement)."""
     return len(line) - len(line.lstrip()) if line.strip() else 1 << 30

@@ -21,7 +21,7 @@ _ZWSP = "\u200b"
 _SLACK_SPECIAL = re.compile(r"<!(channel|here|everyone)(?:\|[^>]*)?>", re.IGNORECASE)
 _SLACK_SUBTEAM = re.compile(r"<!subteam\^[^>|]*(?:\|@?([^>]*))?>", re.IGNORECASE)
 #: Slack's other commands (``<!date^...>``): not an HTML comment or ``<!DOCTYPE html>`` a page quotes.
-_SLACK_OTHER = re.compile(r"<!(?!--|doctype\b)[^>]*>", re.IGNORECASE)
+_SLACK_OTHER = re.compile(r"<!(?!--|doctype\b)[^<>]*>", re.IGNORECASE)
 _ROLE_MENTION = re.compile(r"<@&[^>\s]*>")
 _USER_MENTION = re.compile(r"<@!?[A-Za-z0-9]+(?:\|([^>]*))?>")
 _AT_WORD = re.compile(r"(?<![\w@])@(everyone|here|channel|all|room)\b", re.IGNORECASE)

@@ -132,7 +132,9 @@ def _render(selected: Sequence[Unit], marker: str, focus: frozenset[str], *, pag
     if not shown:
         return ""
     labels = [u.block.is_label for u, _ in shown]
-    while len(shown) > 1 and labels[-1]:
+    # A label ending the passage names a part it leaves out; after a lead-in it is the value
+    # the lead-in gives ("Download it from:" then a bare address).
+    while len(shown) > 1 and labels[-1] and not shown[-2][0].block.is_lead_in:
         shown, labels = shown[:-1], labels[:-1]
     prose = [i for i, (u, _) in enumerate(shown) if u.block.kind in ("para", "list")]
     cite = next((i for i in prose if not labels[i]), prose[0] if prose else None)

@@ -33,8 +33,9 @@ PROMISED_REST_CHARS = 200
 TAB_CODE_LINES = 5
 #: Tabs of one group quoted at most (npm, pnpm, yarn, bun; macOS, Linux, Windows).
 MAX_TABS = 5
-#: A code block's title that names its file ("astro.config.mjs", "src/app.py"): no tab.
-_FILE_NAME = re.compile(r"^[\w.@~/-]*(?:/|\.[A-Za-z]\w{0,5}$)")
+#: A code block's title that names its file ("astro.config.mjs", "src/App.tsx"): no tab. "Node.js",
+#: "macOS/Linux" and "v2.x" are tabs.
+_FILE_NAME = re.compile(r"^(?:(?:[\w.@~-]+/)+[\w.@~-]+\.[A-Za-z]\w{1,4}|[a-z0-9_.@~-]*\.[a-z][a-z0-9]{1,4})$")
 
 
 def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Unit]:
@@ -88,6 +89,7 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
             size += len(nxt.block.text)
     return list(units[start:end])
 
+
 def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:
     """Whether ``nxt`` is the first sentence of a passage that so far only names and lists.
 
@@ -96,6 +98,7 @@ def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:
     """
     return (nxt.block.kind == "para" and not nxt.block.is_label and quoted[0].block.is_label
             and all(u.block.is_label or u.block.kind == "list" for u in quoted))
+
 
 def _label_above(units: Sequence[Unit], start: int) -> int:
     """Where a passage starting at ``units[start]`` starts with the label naming its part.
@@ -110,6 +113,7 @@ def _label_above(units: Sequence[Unit], start: int) -> int:
             between = units[above + 1:start]
             return above if all(len(u.block.text) <= 2 * LABEL_CHARS for u in between) else start
     return start
+
 
 def _next_tab(units: Sequence[Unit], start: int, end: int) -> bool:
     """Whether ``units[end]`` opens another tab of the short tabbed code just quoted.
@@ -126,6 +130,7 @@ def _next_tab(units: Sequence[Unit], start: int, end: int) -> bool:
         return same_section(units, end + 1) and _is_tab(units, end + 1)
     return _is_tab(units, end)
 
+
 def _is_tab(units: Sequence[Unit], i: int) -> bool:
     """Whether ``units[i]`` is short code in a tab: titled by a tab's name, or under a tab's label."""
     code = units[i].block
@@ -134,9 +139,11 @@ def _is_tab(units: Sequence[Unit], i: int) -> bool:
     labelled = i > 0 and not units[i].opens_section and units[i - 1].block.is_tab_label
     return labelled or (bool(code.code_title) and not _FILE_NAME.match(code.code_title))
 
+
 def _item_leads_in(block: Block) -> bool:
     """Whether a list ends with an item introducing what follows it."""
     return block.kind == "list" and introduces_next(block.text.rsplit("\n", 1)[-1])
+
 
 def _promised_item(units: Sequence[Unit], start: int, end: int) -> bool:
     """Whether ``units[end]`` goes on with a list that a lead-in quoted since ``start`` introduced.
@@ -157,6 +164,7 @@ def _promised_item(units: Sequence[Unit], start: int, end: int) -> bool:
         rest += len(units[k].block.text)
         k += 1
     return rest <= PROMISED_REST_CHARS
+
 
 def same_section(units: Sequence[Unit], i: int) -> bool:
     """Whether ``units[i]`` exists and continues the section of the unit before it."""

@@ -21,8 +21,8 @@ import re
 import uuid
 from dataclasses import dataclass
 
-from core.answer.blocks import DELIMITER_ROW_RE
 from core.ingest.loaders import LoadedDocument, Section
+from core.ingest.markdown import DELIMITER_ROW_RE
 from core.models import MAX_TEXT_LENGTH, DocumentChunk
 from core.retrieval.terms import introduces_next
 

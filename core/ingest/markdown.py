@@ -76,6 +76,9 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _ICON = re.compile(r":(?:material|fontawesome|octicons|simple)-[\w-]+:(?:\{[^{}\n]{0,80}\})?")
 #: What starts a block in Markdown at a line's start: a heading, a quote, a list item.
 _STARTS_BLOCK = re.compile(r"^[ \t]*(?:#|>|[-+*][ \t]|\d{1,9}[.)][ \t])")
+#: A table's delimiter row, outer pipes optional: ``|---|:--:|`` or ``-- | --``. Possessive, so a
+#: line of spaces costs one pass.
+DELIMITER_ROW_RE = re.compile(r"^\s*+\|?\s*+:?-++:?\s*+(?:\|\s*+:?-++:?\s*+)++\|?\s*+$")
 #: A GitHub alert's first line anywhere in a page (``has_inline_markup``).
 _ALERT_LINE = re.compile(r"^[ \t]*>[ \t]?\[![A-Za-z]+\]", re.M)
 

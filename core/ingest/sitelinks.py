@@ -57,9 +57,8 @@ def site_links(
         target, _, anchor = match["target"].partition("#")
         if not target:
             return match[0]
-        written = unquote(target.lstrip("/") if target.startswith("/") else posixpath.join(here, target))
-        path = posixpath.normpath(written)
-        page = None if path.startswith("../") or path == ".." else _page(path, root, page_suffixes)
+        path = _in_docs(unquote(target), here)
+        page = None if path is None else _page(path, root, page_suffixes)
         if page is not None:
             url = page_url(page)
         elif target.startswith("/"):
@@ -86,6 +85,15 @@ def site_links(
     return out, changed
 
 
+def _in_docs(target: str, here: str) -> str | None:
+    """The path in the docs a link's (unescaped) target names from folder ``here``; None when it
+    leaves the docs (``../../other``, ``/etc/passwd`` written escaped as ``%2Fetc%2Fpasswd``)."""
+    path = posixpath.normpath(target.lstrip("/") if target.startswith("/") else posixpath.join(here, target))
+    if path == ".." or path.startswith(("../", "/")) or "\x00" in path:
+        return None
+    return path
+
+
 def _page(path: str, root: Path, page_suffixes: Collection[str]) -> str | None:
     """The page of the docs a link's path names: a page's file, or one the site serves without
     its suffix (``./build``, ``build.html``, ``guide/`` for ``guide/index.md``); None for no page.
@@ -95,4 +103,13 @@ def _page(path: str, root: Path, page_suffixes: Collection[str]) -> str | None:
         return path
     stem = path[: -len(suffix)] if suffix in _SERVED else path
     candidates = [stem + s for s in _SOURCES] + [f"{stem}/{name}" for name in _INDEXES]
-    return next((c for c in candidates if (root / c).is_file()), None)
+    return next((c for c in candidates if _is_page_file(root, c)), None)
+
+
+def _is_page_file(root: Path, path: str) -> bool:
+    """Whether ``path`` is a file inside ``root`` (a link out through a symbolic link is none)."""
+    try:
+        file = (root / path).resolve()
+        return file.is_file() and file.is_relative_to(root.resolve())
+    except (OSError, ValueError):  # a name too long for the file system, a NUL
+        return False

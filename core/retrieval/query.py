@@ -315,8 +315,10 @@ ASKING: frozenset[str] = frozenset(
     "how what why where when which who can could does do did is are should would will show tell give".split())
 #: Longer than this, a message with thanks in it may well carry a request.
 _ACK_WORDS = 12
-#: A message of only common words this short, said to the bot, is small talk ("how are you").
+#: A message of only common words this short is small talk ("how are you", "got it"), unless it
+#: asks what a phrase is (``_asks_what``).
 _SHORT_CHAT = 4
+#: Words for the one spoken to: "how are you" asks about the bot, "what is if let" about the docs.
 _YOU: frozenset[str] = frozenset("you u ya your yours yourself youre".split())
 #: "anyone around?", "is anybody here", "u there?": asking whether someone is there, not a question.
 _PRESENCE = re.compile(
@@ -332,13 +334,19 @@ def _is_small_talk(words: list[str], lexicon: Lexicon, *, asks: bool = False) ->
     bases = [w.split("'")[0] for w in words]  # "how's" -> "how", "bot's" -> "bot"
     content = [w for w in bases if w and w not in STOPWORDS and w not in FILLER and w not in SMALL_TALK]
     if not content:
-        # "how are you", "hey how's it going": short and to the bot, or chatting. Other messages
-        # of only common words ask about what the docs write in such words ("what is if let?").
-        return ((len(words) <= _SHORT_CHAT and any(w in _YOU for w in bases))
+        # "how are you", "got it", "hey how's it going": short, or chatting. A longer message of
+        # only common words, or a short one asking what a phrase is, asks about what the docs write
+        # in such words ("what is if let?", "what is if let used for").
+        return ((len(words) <= _SHORT_CHAT and not _asks_what(bases))
                 or any(w in FILLER or w in SMALL_TALK for w in bases))
     # An empty lexicon knows no word, so nothing would count as naming what the docs cover.
     return (not asks and not lexicon.empty and len(words) <= _ACK_WORDS and any(w in _THANKS for w in bases)
             and not any(w in ASKING for w in bases) and not any(_names_docs(w, lexicon) for w in content))
+
+
+def _asks_what(bases: list[str]) -> bool:
+    """Whether a short message asks what a phrase is ("what is if let"), not how the bot is."""
+    return len(bases) >= 3 and bases[0] in ASKING and not any(w in _YOU for w in bases)
 
 
 def _names_docs(word: str, lexicon: Lexicon) -> bool:

@@ -98,3 +98,17 @@ def test_slack_and_the_terminal_list_uncited_sources_as_related_pages() -> None:
         "*Sources*\n[1] <https://x.example/p1|Page 1>\n*Related:* <https://x.example/p2|Page 2>")
     assert format_answer(response).endswith(
         "Sources:\n  [1] Page 1\n      https://x.example/p1\n\nRelated:\n  - Page 2\n      https://x.example/p2")
+
+
+def test_slack_keeps_the_numbers_of_lists_numbered_by_their_authors() -> None:
+    text = "1. Open the dashboard [1]\n2. Click New\n\n1. Export it [2]\n2. Log in\n\n3. Set it [3]\n\n1. Go"
+    assert markdown_to_mrkdwn(escape(text)) == text
+
+
+def test_slack_sources_stay_within_a_text_object_with_related_pages() -> None:
+    from bots.slack.format import SECTION_TEXT_LIMIT, sources_text
+    from core.models import Source
+
+    sources = [Source(index=i, chunk_id=f"c{i}", url=f"https://x.example/{'p' * 60}{i}", title="T" * 120,
+                      section="S" * 80, chunk_index=0, score=0.9) for i in range(1, 21)]
+    assert len(sources_text(sources[:19], sources[19:])) <= SECTION_TEXT_LIMIT

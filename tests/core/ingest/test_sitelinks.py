@@ -53,3 +53,15 @@ def test_reading_links_stays_linear(tmp_path: Path) -> None:
     page = tmp_path / "a.md"
     page.write_text("# A\n\n" + "[" * 40_000 + "](x\n", encoding="utf-8")
     assert load_file(page, root=tmp_path, base_url="https://d.test").sections  # 16 s before
+
+
+def test_a_link_never_looks_outside_the_docs_nor_fails_the_page(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (tmp_path / "secret.md").write_text("# S\n", encoding="utf-8")
+    page = docs / "index.md"
+    outside = f"%2F{str(tmp_path)[1:]}/secret"  # the file above the docs, its path written escaped
+    page.write_text(f"# I\n\n[a](%2E%2E/secret) [b]({'a' * 300}) [c]({outside})\n", encoding="utf-8")
+    block = load_file(page, root=docs, base_url="https://d.test").sections[0].blocks[0]
+    # Left as written: no page of the docs (and a name too long for the file system fails nothing).
+    assert block == f"[a](%2E%2E/secret) [b]({'a' * 300}) [c]({outside})"

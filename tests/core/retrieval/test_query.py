@@ -136,7 +136,8 @@ def test_filler_is_left_out_and_typos_fixed() -> None:
     "thanks!! that fixed it 🙏", "hey bot hows it going", "ty!", "yo",
     # Asking whether someone is there ("around" alone is no small talk: "how do i get around it?").
     "yo 👋 anyone around?", "is anybody here", "u there?", "hey, anyone online?",
-    "how are you?", "hey, how are you doing?", "who are you?", "what's up",
+    "how are you?", "hey, how are you doing?", "who are you?", "what's up", "got it", "yes", "why?",
+    "and then?", "me too",
 ])
 def test_small_talk_is_recognised(message: str) -> None:
     assert understand(message, LEXICON).small_talk
