@@ -51,6 +51,7 @@ def site_links(
     """
     here = posixpath.dirname(relative)
     changed = False
+    docs = root.resolve()
 
     def rewrite(match: re.Match[str]) -> str:
         nonlocal changed
@@ -58,7 +59,7 @@ def site_links(
         if not target:
             return match[0]
         path = _in_docs(unquote(target), here)
-        page = None if path is None else _page(path, root, page_suffixes)
+        page = None if path is None else _page(path, docs, page_suffixes)
         if page is not None:
             url = page_url(page)
         elif target.startswith("/"):
@@ -94,7 +95,7 @@ def _in_docs(target: str, here: str) -> str | None:
     return path
 
 
-def _page(path: str, root: Path, page_suffixes: Collection[str]) -> str | None:
+def _page(path: str, docs: Path, page_suffixes: Collection[str]) -> str | None:
     """The page of the docs a link's path names: a page's file, or one the site serves without
     its suffix (``./build``, ``build.html``, ``guide/`` for ``guide/index.md``); None for no page.
     """
@@ -103,13 +104,14 @@ def _page(path: str, root: Path, page_suffixes: Collection[str]) -> str | None:
         return path
     stem = path[: -len(suffix)] if suffix in _SERVED else path
     candidates = [stem + s for s in _SOURCES] + [f"{stem}/{name}" for name in _INDEXES]
-    return next((c for c in candidates if _is_page_file(root, c)), None)
+    return next((c for c in candidates if _is_page_file(docs, c)), None)
 
 
-def _is_page_file(root: Path, path: str) -> bool:
-    """Whether ``path`` is a file inside ``root`` (a link out through a symbolic link is none)."""
+def _is_page_file(docs: Path, path: str) -> bool:
+    """Whether ``path`` is a file inside the (resolved) ``docs`` folder; a link out through a
+    symbolic link is none."""
     try:
-        file = (root / path).resolve()
-        return file.is_file() and file.is_relative_to(root.resolve())
+        file = (docs / path).resolve()
+        return file.is_file() and file.is_relative_to(docs)
     except (OSError, ValueError):  # a name too long for the file system, a NUL
         return False
