@@ -946,6 +946,8 @@ def test_shiki_notation_leaves_the_code_as_it_reads_once_changed() -> None:
     code = ('```json\n{\n  "vite": "npm:rolldown-vite" // [!code --]\n  "vite": "^7" // [!code ++]\n'
             '  "x": 1 // [!code focus]\n}\n```')
     assert render_block(Block("code", code)) == '```json\n{\n  "vite": "^7"\n  "x": 1\n}\n```'
+    spaced = "x" + " " * 100_000 + "// [!code"  # one pass: every space began a search before
+    assert spaced in render_block(Block("code", f"```js\n{spaced}\n```"))
 
 
 @pytest.mark.parametrize("value", ["https://github.com/acme/cli/releases", "support@acme.com", "false"])
