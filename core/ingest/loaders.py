@@ -28,6 +28,7 @@ from core.ingest.html import parse_html
 from core.ingest.markdown import (
     has_attribute_lines,
     has_component_titles,
+    has_filename_captions,
     has_icons,
     has_inline_markup,
     has_mdbook_includes,
@@ -88,6 +89,8 @@ ICONS_PARSER = "icons-1"
 COMPONENTS_PARSER = "components-1"
 #: Pages linking to other pages of the docs, published under a base URL (``core.ingest.sitelinks``).
 SITE_LINKS_PARSER = "site-links-1"
+#: Pages captioning a listing with its file (mdBook's ``<span class="filename">``), now the code's title.
+FILENAME_PARSER = "filename-1"
 #: Pages titled by their book's table of contents (mdBook's ``SUMMARY.md``), not their file name.
 TOC_TITLE_PARSER = "toc-title-1"
 #: Pages titled from their file name, a word cased as the page writes it ("SSL" for ``ssl.md``).
@@ -138,6 +141,8 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False
         parsers.append(ICONS_PARSER)
     if has_component_titles(body):
         parsers.append(COMPONENTS_PARSER)
+    if has_filename_captions(body):
+        parsers.append(FILENAME_PARSER)
     page = parse_markdown(body, indented_code=not mdx)
     if page.indented_code:
         parsers.append(INDENTED_CODE_PARSER)

@@ -69,6 +69,8 @@ _BLOCK_TAGS = frozenset(
 )
 #: A component (capitalised, as JSX writes them) given a title: a card, a link card, an aside.
 _COMPONENT_TITLE = re.compile(r"<[A-Z][\w.]*\s[^<>]*?\btitle\s*=\s*[\"']")
+#: mdBook's caption over a listing names its file: "Filename: src/main.rs" titles it "src/main.rs".
+_FILENAME_LABEL = re.compile(r"^\s*Filename:\s*")
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 _TAB_MARK = "\x1e"
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -116,7 +118,8 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
         prose = clean_prose(without_footnote_marks(inline_links("\n".join(lines), defined), notes))
         prose_lines = prose.rstrip().split("\n")
         if prose_lines[-1].startswith(_TAB_MARK) and k + 1 < len(runs) and "title=" not in runs[k + 1][1][0]:
-            tab = plain_text(prose_lines.pop()[1:])  # a tab's label over its code: the code's title
+            # A tab's label (or mdBook's file name) over its code: the code's title.
+            tab = _FILENAME_LABEL.sub("", plain_text(prose_lines.pop()[1:]))
         for line in prose_lines:
             _read_line(builder, line.removeprefix(_TAB_MARK))
     sections = [Section(section.headings, [_decoded(block) for block in section.blocks])
@@ -190,6 +193,11 @@ def has_inline_markup(text: str) -> bool:
     """
     return (any(sign in text for sign in ("<code>", "<!--", "[^", "<TabItem"))
             or _ALERT_LINE.search(text) is not None or ("&" in text and ENTITY.search(text) is not None))
+
+
+def has_filename_captions(text: str) -> bool:
+    """Whether ``text`` captions a listing with its file (mdBook's ``<span class="filename">``)."""
+    return 'class="filename"' in text
 
 
 def has_icons(text: str) -> bool:
@@ -300,6 +308,8 @@ def _strip_tags(text: str) -> str:
             out.append(text[i + 1 : end - 1])  # an autolink <https://...>: keep the address
         elif name.lower() == "br":
             out.append(" ")
+        elif name.lower() == "span" and not tag.group(1) and attribute(inner, "class") == "filename":
+            out.append(f"\n\n{_TAB_MARK}")  # mdBook's "Filename: src/main.rs" over a listing titles it
         elif name == "TabItem" and not tag.group(1):
             # Docusaurus shows a tab's value when it has no label.
             label = " ".join((attribute(inner, "label") or attribute(inner, "value") or "").split())

@@ -371,3 +371,15 @@ def test_a_titled_component_shows_its_title_linked_and_described(tmp_path: Path)
     doc = load_file(page, root=tmp_path)
     assert doc.parser == "components-1"
     assert doc.sections[0].blocks == ["[lv](https://x.test/lv): Check links.", "Stars", "\tSirius"]
+
+
+def test_mdbook_s_file_caption_titles_its_listing(tmp_path: Path) -> None:
+    page = tmp_path / "ch03.md"
+    page.write_text('## Shadowing\n\nAs follows:\n\n<span class="filename">Filename: src/main.rs</span>\n\n'
+                    "```rust\nfn main() {}\n```\n\n"
+                    '<span class="filename">Filename: a.rs</span>\n\nNo code.\n',
+                    encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert doc.sections[0].blocks == ["As follows:", '```rust title="src/main.rs"\nfn main() {}\n```',
+                                      "Filename: a.rs", "No code."]
+    assert doc.parser == "filename-1"
