@@ -33,6 +33,7 @@ from core.ingest.markdown import (
     has_inline_markup,
     has_mdbook_includes,
     has_reference_links,
+    has_untitled_notes,
     is_code_block,
     parse_markdown,
 )
@@ -91,6 +92,8 @@ COMPONENTS_PARSER = "components-1"
 SITE_LINKS_PARSER = "site-links-1"
 #: Pages captioning a listing with its file (mdBook's ``<span class="filename">``), now the code's title.
 FILENAME_PARSER = "filename-1"
+#: Pages with an untitled note (``:::tip``), whose first line now shows its kind ("Tip: ...").
+NOTES_PARSER = "notes-1"
 #: Pages titled by their book's table of contents (mdBook's ``SUMMARY.md``), not their file name.
 TOC_TITLE_PARSER = "toc-title-1"
 #: Pages titled from their file name, a word cased as the page writes it ("SSL" for ``ssl.md``).
@@ -143,6 +146,8 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False
         parsers.append(COMPONENTS_PARSER)
     if has_filename_captions(body):
         parsers.append(FILENAME_PARSER)
+    if has_untitled_notes(body):
+        parsers.append(NOTES_PARSER)
     page = parse_markdown(body, indented_code=not mdx)
     if page.indented_code:
         parsers.append(INDENTED_CODE_PARSER)

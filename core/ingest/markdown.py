@@ -41,9 +41,14 @@ _IMPORT = re.compile(
 )
 _EXPORT = re.compile(r"^export\s+(?:default\s+|const\s|let\s|var\s|function[\s*]|class\s|async\s|\{)")
 _ADMONITION = re.compile(
-    r"^[ \t]*(?::{3,}|/{3,})[ \t]*(?:[A-Za-z][\w-]*)?[ \t]*"  # ":::tip", "/// note"
+    r"^[ \t]*(?::{3,}|/{3,})[ \t]*(?P<kind>[A-Za-z][\w-]*)?[ \t]*"  # ":::tip", "/// note"
     r"(?:\[(?P<bracket>[^\]]*)\]|\|?[ \t]*(?P<title>.*?))[ \t]*$"  # "[Title]", "| Title", " Title"
 )
+#: The kinds of note whose marker (``:::tip``, ``/// warning``) the site shows as a label.
+_NOTE_KINDS = frozenset(
+    "note tip info warning caution danger important success question failure bug example hint error".split())
+_UNTITLED_NOTE = re.compile(
+    rf"^[ \t]*(?::{{3,}}|/{{3,}})[ \t]*(?i:{'|'.join(sorted(_NOTE_KINDS))})[ \t]*$", re.M)
 #: The first line of a GitHub alert (``> [!WARNING]``) or an Obsidian callout (``> [!tip]- Title``).
 _ALERT = re.compile(r"^(?P<quote>[ \t]*>[ \t]?)\[!(?P<kind>[A-Za-z]+)\][+-]?(?:[ \t]+(?P<title>.*?))?[ \t]*$")
 #: A line that includes another file ("{!> ../src/app.py!}", "{* ../src/app.py *}", '--8<-- "a.md"',
@@ -200,6 +205,11 @@ def has_filename_captions(text: str) -> bool:
     return 'class="filename"' in text
 
 
+def has_untitled_notes(text: str) -> bool:
+    """Whether ``text`` holds a note without a title (``:::tip``), read without its kind before."""
+    return (":::" in text or "///" in text) and _UNTITLED_NOTE.search(text) is not None
+
+
 def has_icons(text: str) -> bool:
     """Whether ``text`` shows Material for MkDocs' icons (``:material-help:``), read as text before."""
     return _ICON.search(text) is not None
@@ -226,7 +236,15 @@ def clean_prose(text: str) -> str:
     text = _drop_exports(text)
     text = _strip_tags(text)
     lines: list[str] = []
+    label: str | None = None  # an untitled note's kind, for its first line: "Tip: Update it."
     for line in text.split("\n"):
+        if label is not None and line.strip() and not _ADMONITION.match(line):
+            starts_block = _STARTS_BLOCK.match(line) or line.startswith(_TAB_MARK)
+            lines.extend([label, "", line] if starts_block else [f"{label} {line.lstrip()}"])
+            label = None
+            continue
+        if label is not None and not line.strip():
+            continue  # the label and the note's first paragraph are one
         alert = _ALERT.match(line)
         if alert:
             # GitHub's "> [!NOTE]" (and Obsidian's "> [!tip] Title"): the site shows a label, not the marker.
@@ -237,7 +255,10 @@ def clean_prose(text: str) -> str:
         admonition = _ADMONITION.match(line)
         if admonition:
             title = (admonition.group("bracket") or admonition.group("title") or "").strip()
-            # The title is a paragraph of its own; the marker line itself carries no text.
+            # The title is a paragraph of its own; the marker line itself carries no text. An
+            # untitled note shows its kind, as the site does ("TIP"), and MkDocs' notes read.
+            kind = (admonition.group("kind") or "").lower()
+            label = f"{kind.capitalize()}:" if not title and kind in _NOTE_KINDS else None
             lines.extend(["", title, ""] if title else [""])
             continue
         lines.append(line)

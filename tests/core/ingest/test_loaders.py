@@ -383,3 +383,18 @@ def test_mdbook_s_file_caption_titles_its_listing(tmp_path: Path) -> None:
     assert doc.sections[0].blocks == ["As follows:", '```rust title="src/main.rs"\nfn main() {}\n```',
                                       "Filename: a.rs", "No code."]
     assert doc.parser == "filename-1"
+
+
+@pytest.mark.parametrize(("note", "blocks"), [
+    (":::tip\n\nUpdate it often.\n\n:::\n", ["Tip: Update it often."]),  # Docusaurus, Starlight
+    ("::: danger\nNever do this.\n:::\n", ["Danger: Never do this."]),  # VitePress
+    ("/// warning\n\n- one\n- two\n\n///\n", ["Warning:", "- one\n- two"]),  # MkDocs' blocks
+    (":::tip[Add your own!]\nA plugin?\n:::\n", ["Add your own!", "A plugin?"]),  # a title says it
+    (":::note\n:::\n", []),
+])
+def test_an_untitled_note_shows_its_kind(tmp_path: Path, note: str, blocks: list[str]) -> None:
+    page = tmp_path / "a.mdx"
+    page.write_text(note, encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert [b for s in doc.sections for b in s.blocks] == blocks
+    assert ("notes-1" in doc.parser) is ("[" not in note)
