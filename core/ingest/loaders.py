@@ -120,6 +120,19 @@ def _markdown(text: str, *, mdx: bool = False) -> Parsed:
     return _markdown_body(body, front_matter, mdx=mdx)
 
 
+#: What a Markdown page holds that is read otherwise since a parser tag, and that tag, in order.
+_MARKDOWN_READINGS: tuple[tuple[Callable[[str], bool], str], ...] = (
+    (has_attribute_lines, ATTRIBUTES_PARSER),
+    (has_mdbook_includes, INCLUDES_PARSER),
+    (has_reference_links, REFLINKS_PARSER),
+    (has_inline_markup, MARKUP_PARSER),
+    (has_icons, ICONS_PARSER),
+    (has_component_titles, COMPONENTS_PARSER),
+    (has_filename_captions, FILENAME_PARSER),
+    (has_untitled_notes, NOTES_PARSER),
+)
+
+
 def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False) -> Parsed:
     parsers = []
     body = body.replace("\r\n", "\n").replace("\r", "\n")  # the rewrites below read lines
@@ -132,22 +145,7 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False
     if looks_like_templates(body):
         body = templates_to_markdown(body)
         parsers.append(TEMPLATES_PARSER)
-    if has_attribute_lines(body):
-        parsers.append(ATTRIBUTES_PARSER)
-    if has_mdbook_includes(body):
-        parsers.append(INCLUDES_PARSER)
-    if has_reference_links(body):
-        parsers.append(REFLINKS_PARSER)
-    if has_inline_markup(body):
-        parsers.append(MARKUP_PARSER)
-    if has_icons(body):
-        parsers.append(ICONS_PARSER)
-    if has_component_titles(body):
-        parsers.append(COMPONENTS_PARSER)
-    if has_filename_captions(body):
-        parsers.append(FILENAME_PARSER)
-    if has_untitled_notes(body):
-        parsers.append(NOTES_PARSER)
+    parsers.extend(tag for reads_differently, tag in _MARKDOWN_READINGS if reads_differently(body))
     page = parse_markdown(body, indented_code=not mdx)
     if page.indented_code:
         parsers.append(INDENTED_CODE_PARSER)
