@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from core.ingest.spans import CODE_SPAN
+from core.ingest.spans import set_code_aside
 
 #: ``[label]: url`` or ``[label]: <url> "title"``, indented at most three spaces, the URL on the
 #: same line or the next (CommonMark); a footnote's ``[^1]: text`` is no link.
@@ -29,7 +29,6 @@ _NESTED = r"(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])+"
 #: ``[text][label]``, ``[text][]`` and ``![alt][label]``, inner ones first.
 _FULL = [re.compile(rf"(?P<bang>!?)\[(?P<text>{text})\]\[(?P<label>[^\[\]\n]*)\]")
          for text in (_FLAT, _NESTED)]
-_ASIDE = re.compile(r"\x00(\d+)\x00")
 #: The label of a cross-reference a site resolves: none (``[Unions][]``), a dotted or
 #: snake_case name (``pydantic.BaseModel``), a heading's words (``handling exceptions``) or a
 #: slug (``post-job-hook``); not ``[Ctrl][C]``, ``[0][1]`` or a character class (``[a-z][a-z0-9-]``).
@@ -83,13 +82,5 @@ def inline_links(prose: str, defined: dict[str, str]) -> str:
     # What a code span writes is shown as it is ("`[dependencies]`" is a TOML table), but a span
     # may be a link's text ("[`Stdin`][stdin]"): spans are set aside while links are read.
     # NUL marks a span set aside; a page's own is no character (CommonMark reads it as U+FFFD).
-    spans: list[str] = []
-
-    def aside(match: re.Match[str]) -> str:
-        spans.append(match[0])
-        return f"\x00{len(spans) - 1}\x00"
-
-    def back(text: str) -> str:
-        return _ASIDE.sub(lambda match: spans[int(match[1])], text)
-
-    return back(rewrite(CODE_SPAN.sub(aside, _DEFINITION.sub("", prose.replace("\x00", "\ufffd")))))
+    marked, back = set_code_aside(_DEFINITION.sub("", prose.replace("\x00", "\ufffd")))
+    return back(rewrite(marked))

@@ -20,11 +20,10 @@ from urllib.parse import unquote, urljoin
 
 from core.ingest.document import Section
 from core.ingest.markdown import is_code_block
-from core.ingest.spans import CODE_SPAN
+from core.ingest.spans import set_code_aside
 
 #: ``[text](target)`` (no picture), the target without spaces or an address' scheme.
 _LINK = re.compile(r"(?<![!\\])\[(?P<text>[^\[\]\n]*)\]\((?P<target>[^\s()<>:]+)\)")
-_NUL_RE = re.compile(r"\x00(\d+)\x00")
 #: What a site serves a page as, whose source has another suffix (VitePress' ``build.html``).
 _SERVED = frozenset({".html", ".htm"})
 #: The source files a page served without a suffix may have, and a folder's page.
@@ -72,15 +71,9 @@ def site_links(
     def prose(block: str) -> str:
         if "](" not in block or "\x00" in block or is_code_block(block):
             return block
-        # Code spans are set aside (NUL marks one): what they write is no link, but a link's
-        # text may be one ("[`Field()`](fields.md)").
-        spans: list[str] = []
-
-        def aside(match: re.Match[str]) -> str:
-            spans.append(match[0])
-            return f"\x00{len(spans) - 1}\x00"
-
-        return _NUL_RE.sub(lambda m: spans[int(m[1])], _LINK.sub(rewrite, CODE_SPAN.sub(aside, block)))
+        # What a code span writes is no link, but a link's text may be one ("[`Field()`](fields.md)").
+        marked, back = set_code_aside(block)
+        return back(_LINK.sub(rewrite, marked))
 
     out = [Section(section.headings, [prose(block) for block in section.blocks]) for section in sections]
     return out, changed

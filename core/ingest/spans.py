@@ -20,3 +20,24 @@ def outside_code_spans(text: str, rewrite: Callable[[str], str], *, code: re.Pat
         out += [rewrite(text[end:span.start()]), span[0]]
         end = span.end()
     return "".join([*out, rewrite(text[end:])])
+
+
+_SET_ASIDE = re.compile(r"\x00(\d+)\x00")
+
+
+def set_code_aside(text: str) -> tuple[str, Callable[[str], str]]:
+    """``text`` with each code span replaced by a NUL-marked number, and what puts them back.
+
+    For rewrites of prose whose matches may hold a span (a link's text, "[`Stdin`][stdin]") but
+    must never read inside one. ``text`` must hold no NUL of its own.
+    """
+    spans: list[str] = []
+
+    def aside(match: re.Match[str]) -> str:
+        spans.append(match[0])
+        return f"\x00{len(spans) - 1}\x00"
+
+    def back(marked: str) -> str:
+        return _SET_ASIDE.sub(lambda match: spans[int(match[1])], marked)
+
+    return CODE_SPAN.sub(aside, text), back
