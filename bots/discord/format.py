@@ -9,6 +9,7 @@ tested without a client.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate
 from urllib.parse import quote
 
 import discord
@@ -89,14 +90,17 @@ def source_line(source: Source) -> str:
     Returns:
         The line; without a link when the URL is not http(s) or too long to fit.
     """
+    return f"[{source.index}] {_source_link(source)}"
+
+
+def _source_link(source: Source) -> str:
+    """A source as ``[title — section](url)``, or its label alone when chat cannot link its URL."""
     label = source.title
     if section := section_below_title(source.title, source.section or ""):
         label = f"{source.title} — {section}" if source.title else section
     text = _link_text(label or source.url)
     url = quote(source.url, safe=":/?#@!$&'*+,;=%~-._")
-    if url.startswith(("https://", "http://")) and len(url) <= _URL_LIMIT:
-        return f"[{source.index}] [{text}]({url})"
-    return f"[{source.index}] {text}"
+    return f"[{text}]({url})" if url.startswith(("https://", "http://")) and len(url) <= _URL_LIMIT else text
 
 
 def source_fields(sources: list[Source], *, budget: int = SOURCES_BUDGET, related: Sequence[Source] = ()
@@ -114,8 +118,9 @@ def source_fields(sources: list[Source], *, budget: int = SOURCES_BUDGET, relate
     fields = _numbered_fields(sources, budget=budget)
     room = min(FIELD_VALUE_LIMIT, budget - sum(len(n) + len(v) for n, v in fields) - len("Related"))
     if related and len(fields) < FIELDS_LIMIT and room > 0:
-        lines = [source_line(s).split("] ", 1)[1] for s in related]  # unnumbered: never cited
-        kept = [line for k, line in enumerate(lines) if sum(len(x) + 1 for x in lines[:k + 1]) <= room]
+        lines = [_source_link(s) for s in related]  # unnumbered: never cited
+        kept = [line for line, used in zip(lines, accumulate(len(x) + 1 for x in lines), strict=True)
+                if used <= room]
         if kept:
             fields.append(("Related", "\n".join(kept)))
     return fields
