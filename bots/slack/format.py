@@ -60,19 +60,39 @@ def _link_url(url: str) -> str:
 
 _MD_LINK_RE = re.compile(r"\[([^\]\n]{1,200})\]\((https?://[^\s)|]+)\)")
 _MD_BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
-_FENCE_LANG_RE = re.compile(r"^(\s*)```[\w+.-]+[ \t]*$", re.MULTILINE)
 
 
 def markdown_to_mrkdwn(escaped: str) -> str:
     """Turn the Markdown that docs quote into Slack mrkdwn (input already escaped).
 
     ``[text](https://...)`` becomes ``<url|text>``, ``**bold**`` becomes ``*bold*``, a
-    fence's language tag is dropped (Slack would print it as the first code line) and a list
-    numbered "1. 1. 1." reads "1. 2. 3." (Slack shows numbers as written).
+    fence is plain ```` ``` ```` (``_slack_fences``) and a list numbered "1. 1. 1." reads
+    "1. 2. 3." (Slack shows numbers as written).
     """
     text = _MD_LINK_RE.sub(lambda m: f"<{m.group(2).replace(' ', '%20')}|{m.group(1)}>", escaped)
     text = _MD_BOLD_RE.sub(r"*\1*", text)
-    return _numbered(_FENCE_LANG_RE.sub(r"\1```", text))
+    return _numbered(_slack_fences(text))
+
+
+def _slack_fences(text: str) -> str:
+    """Write every fence's opening and closing line as a bare ```` ``` ````, the only fence Slack knows.
+
+    Slack prints a language tag as the first code line, the fourth backtick of a fence that
+    shows a fence inside ("````md") as a stray backtick, and ``~~~`` as text. A fence shown
+    inside the code would end Slack's block: a zero-width space parts its first two backticks.
+    """
+    lines = text.split("\n")
+    fences = Fences()
+    for k, line in enumerate(lines):
+        inside = fences.fence is not None
+        if not fences.code(line):
+            continue
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if not inside or fences.fence is None:
+            lines[k] = f"{indent}```"
+        elif "```" in line:
+            lines[k] = line.replace("```", "`\u200b``")
+    return "\n".join(lines)
 
 
 #: Room under which the related pages' line is left out rather than cut to nothing.

@@ -267,6 +267,7 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     if "[!code" in block.text:
         lines = [lines[0], *_without_notation(lines[1:])]
     lines[0], title = _plain_fence(lines[0])
+    lines = _backtick_fenced(lines)
     label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
     if len(lines) <= max_code_lines + 2:
         return "\n".join([*label, *lines])
@@ -278,6 +279,24 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     before = ["..."] if start else []
     after = ["..."] if start + max_code_lines < len(body) else []
     return "\n".join([*label, lines[0], *before, *window, *after, closing])
+
+
+def _backtick_fenced(lines: list[str]) -> list[str]:
+    """A ``~~~`` fence written with backticks, which every chat shows as code; others as they are.
+
+    The backtick fence is longer than any run of backticks opening a line inside (a tilde fence
+    showing a backtick fence).
+    """
+    fence = _FENCE_RE.match(lines[0])
+    if fence is None or not fence.group(1).startswith("~"):
+        return lines
+    runs = [len(m.group(1)) + 1 for line in lines[1:] if (m := re.match(r"\s*(`+)", line))]
+    ticks = "`" * max([3, *runs])
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+    opening = f"{indent}{ticks}{lines[0].lstrip()[len(fence.group(1).strip()):]}"
+    if len(lines) > 1 and lines[-1].strip().startswith(fence.group(1).strip()):
+        return [opening, *lines[1:-1], f"{indent}{ticks}"]
+    return [opening, *lines[1:]]
 
 
 #: A fence's info string: the language, then attributes chat cannot read (``title="pyproject.toml"``,

@@ -15,6 +15,14 @@ def test_bold_and_fence_language_tags_are_converted() -> None:
     assert text == "*Note:* run it:\n\n```\nbrew install gz-jetty\n```"
 
 
+def test_every_fence_is_one_slack_knows() -> None:
+    """A four-backtick fence showing a fence, and a tilde fence, read as code in Slack."""
+    quoted = "Write:\n\n````md\n```py\nx = 1\n```\n````\n\n~~~sh\nls\n~~~\n\n  ```toml\n  a = 1\n  ```"
+    text = markdown_to_mrkdwn(escape(quoted))
+    assert text == ("Write:\n\n```\n`\u200b``py\nx = 1\n`\u200b``\n```\n\n```\nls\n```\n\n"
+                    "  ```\n  a = 1\n  ```")
+
+
 def test_relative_links_and_markup_stay_inert() -> None:
     text = markdown_to_mrkdwn(escape("[Slack](slack.md) <!channel>"))
     assert text == "[Slack](slack.md) &lt;!channel&gt;"
