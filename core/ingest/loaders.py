@@ -12,6 +12,7 @@ or a symbolic link unless asked to follow it).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -88,8 +89,9 @@ INDENTED_CODE_PARSER = "indented-code-1"
 ICONS_PARSER = "icons-1"
 #: Pages with titled components (``<Card title="...">``, ``<LinkCard>``), whose titles were left out.
 COMPONENTS_PARSER = "components-1"
-#: Pages linking to other pages of the docs, published under a base URL (``core.ingest.sitelinks``).
-SITE_LINKS_PARSER = "site-links-1"
+#: Pages linking to other pages of the docs, published under a base URL (``core.ingest.sitelinks``;
+#: 2: the linked page's ``slug`` or ``id`` followed).
+SITE_LINKS_PARSER = "site-links-2"
 #: Pages captioning a listing with its file (mdBook's ``<span class="filename">``), now the code's title.
 FILENAME_PARSER = "filename-1"
 #: Pages with an untitled note (``:::tip``), whose first line now shows its kind ("Tip: ...").
@@ -273,7 +275,7 @@ def load_file(
         sections, linked = site_links(
             sections, relative=relative, base_url=base_url, root=root,
             page_suffixes=SUPPORTED_SUFFIXES - TEXT_SUFFIXES,
-            page_url=lambda page: document_url(root / page, page, base_url=base_url, front_matter={}))
+            page_url=lambda page: _published_url(root, page, base_url=base_url))
         if linked:  # stored with the links as written before
             parser = "+".join(p for p in (parser, SITE_LINKS_PARSER) if p)
     if not title:
@@ -291,6 +293,32 @@ def load_file(
         front_matter=parsed.front_matter,
         parser=parser,
     )
+
+
+def _published_url(root: Path, page: str, *, base_url: str) -> str:
+    """The address the site serves ``page`` (a path in the docs) at, after its ``slug`` or ``id``.
+
+    Docusaurus serves ``usage/WritingTests.mdx`` with ``id: writing-tests`` at ``usage/writing-tests``:
+    a link naming the file goes there, not to an address built from the file's name.
+    """
+    path = root / page
+    front_matter: dict[str, Any] = {}
+    if path.suffix.lower() in (".md", ".mdx"):
+        try:
+            state = path.stat()
+            front_matter = _front_matter_of(path, root, state.st_mtime_ns, state.st_size)
+        except (OSError, IngestSourceError):  # an unreadable page keeps the address its path gives
+            pass
+    return document_url(path, page, base_url=base_url, front_matter=front_matter)
+
+
+@functools.lru_cache(maxsize=4096)
+def _front_matter_of(path: Path, root: Path, mtime_ns: int, size: int) -> dict[str, Any]:
+    """The front matter of the Markdown page at ``path``; cached while the file is unchanged (pages
+    link to the same pages over and over)."""
+    del mtime_ns, size  # only the cache's key: a changed file is read again
+    text = decode_text(read_regular_file(path, root=root), name=str(path))
+    return parse_front_matter(text)[0]
 
 
 def read_regular_file(path: Path, *, root: Path, follow_symlinks: bool = False) -> bytes:

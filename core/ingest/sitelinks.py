@@ -6,8 +6,9 @@ so answers showed such links as their bare text ("see Serialization"). With the 
 URL known, each becomes the address ``document_url`` gives the page it names, whether the link
 names its file or the path the site serves it at (``./build``, ``build.html``). A link to anything
 else (a picture, a file of code, a folder outside the docs) stays as written; a site path naming
-no file is read against the base URL. The linked page's front matter is not read: a ``slug`` it
-sets is not followed.
+no file is read against the base URL. A ``slug`` or ``id`` the linked page's front matter sets
+is followed (Docusaurus serves ``WritingTests.mdx`` with ``id: writing-tests`` as ``writing-tests``);
+a page linking to it is stored again only when it changes itself.
 """
 
 from __future__ import annotations

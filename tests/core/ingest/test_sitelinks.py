@@ -28,7 +28,7 @@ def test_links_to_pages_of_the_docs_get_the_site_addresses(tmp_path: Path) -> No
         "[outside](../../other/page.md) and `[not](a.md)`.",
         "```md\n[as written](fields.md)\n```",
     ]
-    assert doc.parser.endswith("site-links-1")
+    assert doc.parser.endswith("site-links-2")
     local = load_file(page, root=tmp_path)  # no site: file:// addresses, links as written
     assert local.sections[0].blocks[0].startswith("See [fields](../concepts/fields.md")
 
@@ -47,6 +47,21 @@ def test_a_link_naming_the_path_a_site_serves_finds_its_page(tmp_path: Path) -> 
         "See [base](https://vite.test/guide/build#public-base), [b](https://vite.test/guide/build), "
         "[c](https://vite.test/config), [s](https://vite.test/config/server#port), "
         "[m](https://vite.test/guide/my%20page) and [none](./missing)."]
+
+
+def test_a_link_goes_where_the_linked_page_s_slug_or_id_puts_it(tmp_path: Path) -> None:
+    (tmp_path / "usage").mkdir()
+    tests = tmp_path / "usage" / "WritingTests.mdx"
+    tests.write_text("---\nid: writing-tests\n---\n# T\n\nx\n", encoding="utf-8")
+    (tmp_path / "usage" / "Old.md").write_text("---\nslug: /guides/new\n---\n# O\n\nx\n", encoding="utf-8")
+    (tmp_path / "usage" / "Bad.md").write_bytes(b"---\nid: \xff\n---\n")  # not UTF-8: its path's address
+    page = tmp_path / "intro.md"
+    page.write_text("# I\n\nSee [tests](usage/WritingTests.mdx#mocks), [old](./usage/Old.md) and "
+                    "[bad](usage/Bad.md).\n", encoding="utf-8")
+    doc = load_file(page, root=tmp_path, base_url="https://redux.test")
+    assert doc.sections[0].blocks == [
+        "See [tests](https://redux.test/usage/writing-tests#mocks), [old](https://redux.test/guides/new) and "
+        "[bad](https://redux.test/usage/Bad)."]
 
 
 def test_reading_links_stays_linear(tmp_path: Path) -> None:
