@@ -102,7 +102,8 @@ def _score(
         return 0.0
     overlap = sum(w for t, w in weights.items() if t in unit.terms) / total
     pair_share = len(q_pairs & unit.pairs) / len(q_pairs) if q_pairs else 0.0
-    heading_terms = frozenset(unit_terms(f"{chunk.title} {chunk.section}"))
+    # A merged part's label heads its blocks as the chunk's section heads the chunk.
+    heading_terms = frozenset(unit_terms(f"{chunk.title} {chunk.section} {unit.part}"))
     heading = sum(w for t, w in weights.items() if t in heading_terms) / total
     text = unit.block.text
     # A fragment (cut mid-sentence, unfenced code) reads badly; a quiz or an exercise restates

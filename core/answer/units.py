@@ -73,6 +73,9 @@ class Unit:
     asks: bool = False
     #: Prose that starts mid-sentence (``starts_mid_sentence``).
     cut: bool = False
+    #: The label heading the merged part of the chunk this block is in ("DEPTH_LIMIT"): chunking
+    #: writes the headings of small sections it merges as lines (``Block.is_label``).
+    part: str = ""
 
 
 def quote_key(text: str) -> str:
@@ -103,9 +106,10 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
     for ci, chunk in enumerate(chunks):
         units: list[Unit] = []
         heading = False
+        part = ""
         for block in _without_overlap(chunk, chunks):
             if block.kind == "heading":
-                heading = True
+                heading, part = True, ""
                 continue
             if block.is_unreadable:
                 # Never quoted: what introduced it is left with nothing to introduce, and
@@ -121,12 +125,13 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
                 pieces = [Block("para", s) for s in split_prose(block.text)]
             elif block.kind == "list" and len(block.text) > LONG_PARAGRAPH:
                 pieces = list_items(block)  # a long list is read item by item, like sentences
+            part = block.text if block.is_label else part
             for piece in pieces:
                 terms = unit_terms(piece.text)
                 pairs = frozenset(itertools.pairwise(terms))
                 units.append(Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
                                    pairs=pairs, opens_section=heading, asks=is_asking(piece),
-                                   cut=starts_mid_sentence(piece, in_code)))
+                                   cut=starts_mid_sentence(piece, in_code), part=part))
                 heading = False
         heading_path = f"{chunk.title} > {chunk.section}"
         set_work = not exercises_asked and _ASKING_HEADING.search(heading_path) is not None
