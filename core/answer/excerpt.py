@@ -108,7 +108,9 @@ def _score(
     text = unit.block.text
     # A fragment (cut mid-sentence, unfenced code) reads badly; a quiz or an exercise restates
     # the asked words but answers nothing.
-    fragment = unit.asks or unit.cut or (unit.block.kind == "para" and looks_like_code(text))
+    # A reference entry's name ("DEPTH_LIMIT") looks like code but heads its entry.
+    fragment = unit.asks or unit.cut or (unit.block.kind == "para" and looks_like_code(text)
+                                         and not unit.block.is_label)
     if unit.block.kind == "code":
         # Code mentions many identifiers by chance; it answers when the prose around it does,
         # and grow() brings it along with its lead-in.

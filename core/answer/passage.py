@@ -38,6 +38,10 @@ MAX_TABS = 5
 _FILE_NAME = re.compile(r"^(?:(?:[\w.@~-]+/)+[\w.@~-]+\.[A-Za-z]\w{1,4}|[a-z0-9_.@~-]*\.[a-z][a-z0-9]{1,4})$")
 
 
+#: A field's line: a capitalised name of a word or two, a colon, its value on the same line.
+_FIELD = re.compile(r"[A-Z][a-z]+(?: [a-z]+)?: \S[^\n]*$")
+
+
 def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Unit]:
     """The best unit plus its lead-in and the body it introduces, then what follows in its section.
 
@@ -93,11 +97,16 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
 def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:
     """Whether ``nxt`` is the first sentence of a passage that so far only names and lists.
 
-    A reference entry's name and its "Type: boolean" line say nothing of what the option
-    does: the paragraph after them does, whatever words it uses.
+    A reference entry's name and its "Type: boolean" or "Default: `0`" lines say nothing of
+    what the option does: the paragraph after them does, whatever words it uses.
     """
     return (nxt.block.kind == "para" and not nxt.block.is_label and quoted[0].block.is_label
-            and all(u.block.is_label or u.block.kind == "list" for u in quoted))
+            and all(u.block.is_label or u.block.kind == "list" or _is_field(u.block) for u in quoted))
+
+
+def _is_field(block: Block) -> bool:
+    """A reference entry's one-line field: "Default: `0`", "Scope: `scrapy.depth`"."""
+    return block.kind == "para" and len(block.text) <= 2 * LABEL_CHARS and _FIELD.match(block.text) is not None
 
 
 def _label_above(units: Sequence[Unit], start: int) -> int:

@@ -929,6 +929,16 @@ def test_a_reference_entry_is_quoted_under_the_name_it_describes() -> None:
     assert text.startswith("**href**\n\n**type:** `string` [1]\n\nThe URL that the link button points to.")
 
 
+def test_a_setting_named_by_the_question_is_quoted_from_its_own_entry() -> None:
+    """Small sections merged into one chunk: the entry under the asked name answers, not one mentioning it."""
+    page = chunk(1, "DEPTH_LIMIT\n\nDefault: `0`\n\nScope: `spidermiddlewares.depth`\n\n"
+                    "The maximum depth that will be allowed to crawl for any site.\n\nURL_LENGTH\n\n"
+                    "Default: `2083`\n\nThe maximum URL length to allow. See also REDIRECT_MAX and DEPTH_LIMIT.")
+    text = "".join(choose_excerpts("what's DEPTH_LIMIT", [page]))
+    assert text.startswith("**DEPTH_LIMIT**\n\nDefault: `0` [1]\n\nScope: `spidermiddlewares.depth`\n\n"
+                           "The maximum depth that will be allowed to crawl for any site.")
+
+
 def test_an_option_named_and_typed_is_quoted_with_what_it_does() -> None:
     page = chunk(1, "server.port\n\n- **Type:** `number`\n\nSpecify the port.\n\nserver.hmr\n\n"
                     "- **Type:** `boolean | { overlay?: boolean }`\n\nDisable or configure HMR behavior.")
