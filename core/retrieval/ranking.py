@@ -229,6 +229,11 @@ _PART_NAME = re.compile(
     r"|day|phase|stage|level|task|question|problem|equation|eq\.?|listing|algorithm|theorem|lemma|definition)",
     re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+#: A page's title saying it lists releases: "Release notes", "Changelog", "Scrapy history", "What's new"
+#: (not "History, design and future").
+_RELEASE_NOTES = re.compile(
+    r"(?:[\w.-]+\s+)?(?:release\s+notes|releases|change\s*log|changes|history|news|what['\u2019]?s\s+new)",
+    re.IGNORECASE)
 #: A question that asks about versions wants the changelog ("which version added ...").
 _ASKS_VERSIONS = re.compile(r"\b(?:versions?|releases?|changelog|v?\d+\.\d+)\b", re.IGNORECASE)
 #: Changelog entries give way only when another candidate is at least this relevant next to
@@ -238,18 +243,25 @@ CHANGELOG_MARGIN = 0.5
 
 
 def is_changelog(section: str) -> bool:
-    """Whether a chunk's heading path (``Title > Section``) runs through a version-number heading."""
-    return any(_is_release(heading.strip()) for heading in section.split(">"))
+    """Whether a chunk's heading path (``Title > Section``) runs through a version-number heading.
+
+    On a page titled as release notes, a product's name and version is one too ("Release notes >
+    Scrapy 0.14"), undated.
+    """
+    headings = [heading.strip() for heading in section.split(">")]
+    notes = _RELEASE_NOTES.fullmatch(headings[0]) is not None
+    return any(_is_release(heading, named=notes) for heading in headings)
 
 
-def _is_release(heading: str) -> bool:
+def _is_release(heading: str, *, named: bool = False) -> bool:
+    """Whether ``heading`` names a release; ``named``: a name and a version alone is one."""
     match = _VERSION_HEADING.fullmatch(heading)
     if match is None:
         return False
     if match["name"]:
         name = match["name"].strip(" -")
         dated = bool(match["date"]) and _YEAR.search(match["date"]) is not None
-        return not _PART_NAME.fullmatch(name) and (dated or bool(match["title"]))
+        return not _PART_NAME.fullmatch(name) and (dated or bool(match["title"]) or named)
     if match["title"] and not (match["prefix"] or match["date"]):
         return False  # "1.2.3: Setup" is a numbered chapter
     return bool(match["prefix"] or match["date"] or match["number"].count(".") >= 2)

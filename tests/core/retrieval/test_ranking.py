@@ -240,6 +240,10 @@ def test_a_heading_naming_the_distinctive_terms_moves_up() -> None:
     ("Install > Python 3.10.0", False),
     ("Protocols > HTTP 1.1 (RFC 9112)", False),
     ("Security > OAuth 2.0 (PKCE)", False),
+    ("Release notes > Scrapy 0.14 > New features and settings", True),  # undated, on a release page
+    ("Scrapy history > Scrapy 0.12", True),
+    ("History, design and future > FastAPI 0.1", False),  # no page of releases
+    ("Install > Python 3.10", False),
 ])
 def test_a_changelog_entry_is_a_section_titled_by_a_version(section: str, changelog: bool) -> None:
     from core.retrieval.ranking import is_changelog
