@@ -106,7 +106,8 @@ def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:
 
 def _is_field(block: Block) -> bool:
     """A reference entry's one-line field: "Default: `0`", "Scope: `scrapy.depth`"."""
-    return block.kind == "para" and len(block.text) <= 2 * LABEL_CHARS and _FIELD.match(block.text) is not None
+    short = block.kind == "para" and len(block.text) <= 2 * LABEL_CHARS
+    return short and _FIELD.match(block.text) is not None
 
 
 def _label_above(units: Sequence[Unit], start: int) -> int:

@@ -25,6 +25,7 @@ from core.ingest.document import fenced, with_lead
 from core.ingest.fences import Fences, closes_fence
 from core.ingest.rst import parse_rst
 from core.ingest.sphinx_markup import (
+    AUTODOC_DIRECTIVES,
     CODE_DIRECTIVES,
     CODE_ROLES,
     LITERAL_ROLES,
@@ -49,7 +50,7 @@ _TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*$")
 _COMMENT = re.compile(r"^[ \t]*%")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:")
 #: Directives with no prose of the page, on top of Sphinx's own (``SKIPPED_DIRECTIVES``).
-_SKIPPED = SKIPPED_DIRECTIVES | frozenset(
+_SKIPPED = SKIPPED_DIRECTIVES | AUTODOC_DIRECTIVES | frozenset(
     "include image raw contents tableofcontents bibliography glue jupyter-kernel".split()
 )
 #: Code directives, and Quarto/R Markdown style cells (```` ```{python} ````), with their language.

@@ -25,6 +25,7 @@ from docutils.parsers.rst import Directive, directives, roles
 from docutils.parsers.rst.directives.body import CodeBlock
 
 from core.ingest.sphinx_markup import (
+    AUTODOC_DIRECTIVES,
     CODE_DIRECTIVES,
     CODE_ROLES,
     DOMAINS,
@@ -87,7 +88,8 @@ class _Prose(_Lenient):
 
     def run(self) -> list[nodes.Node]:
         argument = " ".join(self.arguments).strip()
-        if self.name == "only" and not for_html(argument):
+        if (self.name == "only" and not for_html(argument)) or (
+                self.name in AUTODOC_DIRECTIVES and not "".join(self.content).strip()):
             return []
         box = self._box(argument)
         self.state.nested_parse(self.content, self.content_offset, box)
@@ -138,7 +140,7 @@ def register() -> None:
         (("code-block", "sourcecode"), _SphinxCodeBlock),
         (SKIPPED_DIRECTIVES, _Skipped),
         (CODE_DIRECTIVES, _Code),
-        ((*VERSION_DIRECTIVES, *PROSE_DIRECTIVES, *OBJECT_DIRECTIVES), _Prose),
+        ((*VERSION_DIRECTIVES, *PROSE_DIRECTIVES, *OBJECT_DIRECTIVES, *AUTODOC_DIRECTIVES), _Prose),
         ((f"{domain}:{name}" for domain in DOMAINS for name in OBJECT_DIRECTIVES), _Prose),
     ]
     for names, directive in kinds:

@@ -47,9 +47,15 @@ CODE_DIRECTIVES: dict[str, str | None] = {
 #: change how every later page reads (docutils keeps roles in one registry per process).
 SKIPPED_DIRECTIVES = frozenset(
     "toctree literalinclude index highlight currentmodule module py:module py:currentmodule "
-    "autosummary automodule autoclass autofunction automethod autoattribute autodata "
-    "autoexception autoproperty tabularcolumns sectionauthor moduleauthor codeauthor "
+    "autosummary automodule tabularcolumns sectionauthor moduleauthor codeauthor "
     "spelling:word-list graphviz digraph plot mermaid role default-role".split()
+)
+#: autodoc's object directives: the docstring they pull in from the code is not in the docs, but
+#: what a page writes under one is (``.. autoclass:: Request`` then its ``.. attribute:: meta``
+#: and what it is for), read like an object description; with nothing written, nothing is read.
+AUTODOC_DIRECTIVES = frozenset(
+    "autoclass autofunction automethod autoattribute autodata autoexception autoproperty "
+    "autodecorator".split()
 )
 #: Builders other than HTML: ``.. only:: latex`` content is not on the published pages.
 _OTHER_BUILDERS = frozenset("latex epub man texinfo text xml pdf".split())
@@ -71,7 +77,7 @@ def for_html(expression: str) -> bool:
 
 
 def shown_text(role_text: str) -> str:
-    """What a cross-reference role shows: ``title <target>`` -> title, ``~a.b.c`` -> c, ``!x`` -> x.
+    """What a cross-reference role shows: ``title <target>`` -> title, ``~a.b.c`` -> c, ``!x``/``.x`` -> x.
 
     ``role_text`` is as docutils hands it to a role: an escaped character follows a NUL
     (``:ref:`a \\<b>``` is no target), or, in raw source, a backslash. Roles that show their
@@ -82,6 +88,8 @@ def shown_text(role_text: str) -> str:
     if text.endswith(">") and start > 0 and text[start - 1] not in "\x00\\":
         text = text[:start].rstrip()
     text = _unescape(text).replace("\\<", "<").lstrip("!")
+    if text[:1] == "." and text[1:2].isalpha():
+        text = text[1:]  # ".Request.meta": a name searched for as a suffix, shown without its dot
     if text.startswith("~"):
         text = text[1:].rsplit(".", 1)[-1]
     return text

@@ -933,7 +933,7 @@ def test_a_setting_named_by_the_question_is_quoted_from_its_own_entry() -> None:
     """Small sections merged into one chunk: the entry under the asked name answers, not one mentioning it."""
     page = chunk(1, "DEPTH_LIMIT\n\nDefault: `0`\n\nScope: `spidermiddlewares.depth`\n\n"
                     "The maximum depth that will be allowed to crawl for any site.\n\nURL_LENGTH\n\n"
-                    "Default: `2083`\n\nThe maximum URL length to allow. See also REDIRECT_MAX and DEPTH_LIMIT.")
+                    "Default: `2083`\n\nThe maximum URL length. See also REDIRECT_MAX and DEPTH_LIMIT.")
     text = "".join(choose_excerpts("what's DEPTH_LIMIT", [page]))
     assert text.startswith("**DEPTH_LIMIT**\n\nDefault: `0` [1]\n\nScope: `spidermiddlewares.depth`\n\n"
                            "The maximum depth that will be allowed to crawl for any site.")

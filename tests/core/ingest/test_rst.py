@@ -104,6 +104,8 @@ def test_sphinx_roles_read_as_what_they_show() -> None:
     assert shown_text("Title <target>") == "Title"
     assert shown_text("~a.b.c") == "c"
     assert shown_text("!plain") == "plain"
+    assert shown_text(".Request.meta") == "Request.meta"  # searched as a suffix, shown without the dot
+    assert shown_text("../guide") == "../guide"
 
 
 def test_notes_versions_tables_signatures_and_lists_keep_their_shape() -> None:
@@ -114,6 +116,14 @@ def test_notes_versions_tables_signatures_and_lists_keep_their_shape() -> None:
     assert options[0] == "| Setting | Default |\n|---|---|\n| timeout | 5 |\n| retries | 3 |"
     assert options[1:3] == ["`connect(host, timeout=5)`", "Open a connection to *host*."]
     assert options[3] == "1. Build it\n  ```bash\n  make install\n  ```\n2. Check it\n  - `make test`"
+
+
+def test_what_a_page_writes_under_an_autodoc_directive_is_read() -> None:
+    _, sections = parse_rst(".. autoclass:: Request\n   :members:\n\n   A request to send.\n\n"
+                            "   .. attribute:: Request.meta\n\n      A dict of arbitrary metadata.\n\n"
+                            ".. autofunction:: mylib.connect\n")
+    assert sections[0].blocks == ["`Request`", "A request to send.", "`Request.meta`",
+                                  "A dict of arbitrary metadata."]
 
 
 def test_navigation_generated_and_unknown_directives_are_left_out() -> None:
@@ -185,7 +195,7 @@ def test_rst_pages_stored_as_plain_text_are_chunked_again(tmp_path: Path) -> Non
     page = tmp_path / "install.rst"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.parser == "rst-3"
+    assert doc.parser == "rst-4"
     # The same page read the old way (plain text) had another fingerprint; other formats keep theirs.
     assert document_hash(doc) != document_hash(replace(doc, parser=""))
     markdown = tmp_path / "install.md"
