@@ -43,6 +43,7 @@ from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
 from core.ingest.sitelinks import site_links
 from core.ingest.spans import CODE_SPAN
+from core.ingest.sphinx_targets import SphinxTargets, reading_from
 from core.ingest.templates import looks_like_templates, templates_to_markdown
 from core.ingest.text import decode_text, parse_plain_text
 from core.ingest.urls import INDEX_STEMS, document_url, prettify_stem
@@ -237,7 +238,7 @@ def _cased_as_written(title: str, sections: list[Section]) -> str:
 
 def load_file(
     path: Path, *, root: Path, base_url: str | None = None, follow_symlinks: bool = False,
-    titles: Mapping[str, str] | None = None,
+    titles: Mapping[str, str] | None = None, targets: SphinxTargets | None = None,
 ) -> LoadedDocument:
     """Read and parse one file below ``root``.
 
@@ -247,6 +248,7 @@ def load_file(
         base_url: the published docs' base URL (Docusaurus style); None gives ``file://`` URLs.
         follow_symlinks: read ``path`` when it is a symbolic link (to a file inside ``root``).
         titles: a book's titles of its pages by path (``core.ingest.toc``), for a page without one.
+        targets: the titles Sphinx shows for cross-references in the folder's ``.rst`` pages.
 
     Returns:
         The parsed document; its title is the front matter's, else the first heading,
@@ -262,11 +264,12 @@ def load_file(
         raise IngestSourceError(f"{path}: unsupported file type {suffix or '(none)'!r}")
     raw = read_regular_file(path, root=root, follow_symlinks=follow_symlinks)
     text = decode_text(raw, name=str(path))
+    relative = path.relative_to(root).as_posix()
     try:
-        parsed = parse(text)
+        with reading_from(targets, relative):
+            parsed = parse(text)
     except IngestSourceError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
         raise IngestSourceError(f"{path}: {exc}") from exc
-    relative = path.relative_to(root).as_posix()
     listed = None if parsed.title else (titles or {}).get(relative)
     title = parsed.title or listed or _named_by_file(parsed.opening, relative)
     parser = "+".join(p for p in (parsed.parser, TOC_TITLE_PARSER if listed else "") if p)

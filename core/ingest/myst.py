@@ -34,7 +34,7 @@ from core.ingest.sphinx_markup import (
     SKIPPED_DIRECTIVES,
     VERSION_DIRECTIVES,
     for_html,
-    shown_text,
+    role_shown,
     version_note,
 )
 
@@ -181,5 +181,5 @@ def _roles(line: str) -> str:
 def _shown(name: str, text: str) -> str:
     """What ``{name}`text``` shows: code roles as code, the rest as the text they read."""
     kind = name.split(":")[-1]  # "py:func" names code too
-    shown = text if kind in LITERAL_ROLES else shown_text(text)
+    shown = text if kind in LITERAL_ROLES else role_shown(name, text)
     return f"`{shown}`" if kind in CODE_ROLES | LITERAL_ROLES else shown

@@ -36,7 +36,7 @@ from core.ingest.sphinx_markup import (
     TEXT_ROLES,
     VERSION_DIRECTIVES,
     for_html,
-    shown_text,
+    role_shown,
     version_note,
 )
 
@@ -124,7 +124,7 @@ class _Prose(_Lenient):
 def _role(*, code: bool) -> Callable[..., tuple[list[nodes.Node], list[nodes.Node]]]:
     def role(name: str, rawtext: str, text: str, lineno: int, inliner: Any,
              options: Any = None, content: Any = None) -> tuple[list[nodes.Node], list[nodes.Node]]:
-        shown = nodes.unescape(text) if name.split(":")[-1] in LITERAL_ROLES else shown_text(text)
+        shown = nodes.unescape(text) if name.split(":")[-1] in LITERAL_ROLES else role_shown(name, text)
         return [nodes.literal(rawtext, shown) if code else nodes.Text(shown)], []
 
     return role

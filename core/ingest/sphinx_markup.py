@@ -7,6 +7,8 @@ docutils for ``.rst`` pages; ``core.ingest.myst`` reads the same names in Markdo
 
 from __future__ import annotations
 
+from core.ingest.sphinx_targets import target_title
+
 #: Sphinx roles that name code (shown as ``code``); other unknown roles show their text.
 CODE_ROLES = frozenset(
     "func meth class mod attr data const exc obj envvar option command program file samp kbd "
@@ -93,6 +95,16 @@ def shown_text(role_text: str) -> str:
     if text.startswith("~"):
         text = text[1:].rsplit(".", 1)[-1]
     return text
+
+
+def role_shown(role: str, text: str) -> str:
+    """What ``:role:`text``` shows: ``shown_text``, or for a ``ref`` or ``doc`` naming no title, the
+    title of the section or page it names (``core.ingest.sphinx_targets``), when known."""
+    shown = shown_text(text)
+    kind = role.split(":")[-1]
+    if kind in ("ref", "doc") and not text.rstrip().endswith(">"):
+        return target_title(kind, shown) or shown
+    return shown
 
 
 def _unescape(text: str) -> str:

@@ -43,6 +43,7 @@ from core.ingest.checks import check_chunks
 from core.ingest.chunking import DEFAULT_TITLE_REPEAT, chunk_document, embedding_text
 from core.ingest.loaders import MAX_FILE_BYTES, is_supported, load_file, read_regular_file
 from core.ingest.options import IngestOptions, check_removal
+from core.ingest.sphinx_targets import SphinxTargets, sphinx_targets
 from core.ingest.toc import book_titles
 from core.ingest.walk import FolderScan, describe_left_out, file_kind, scan_folder
 from core.models import DocumentChunk, EmbeddingResponse, IngestSummary, SparseVector
@@ -143,9 +144,10 @@ async def ingest_path(
         summary=summary, batch_size=batch_size, title_repeat=title_repeat,
         lexicon=None if options.dry_run else lexicon, dry_run=options.dry_run,
     )
-    titles = book_titles(root, functools.partial(read_regular_file, root=root))
+    read = functools.partial(read_regular_file, root=root)
     loader = functools.partial(_load_and_chunk, root=root, base_url=base_url, title_repeat=title_repeat,
-                               follow_symlinks=options.follow_symlinks, titles=titles)
+                               follow_symlinks=options.follow_symlinks, titles=book_titles(root, read),
+                               targets=sphinx_targets(root, scan.files, read))
     await _sync_files(scan.files, root, sync, loader, progress)
     await sync.remove_documents(gone)
     await sync.finish()
@@ -229,9 +231,10 @@ async def _sync_files(
 
 def _load_and_chunk(
     path: Path, *, root: Path, base_url: str | None, title_repeat: int, follow_symlinks: bool,
-    titles: Mapping[str, str],
+    titles: Mapping[str, str], targets: SphinxTargets,
 ) -> list[DocumentChunk]:
-    document = load_file(path, root=root, base_url=base_url, follow_symlinks=follow_symlinks, titles=titles)
+    document = load_file(path, root=root, base_url=base_url, follow_symlinks=follow_symlinks, titles=titles,
+                         targets=targets)
     return chunk_document(document, title_repeat=title_repeat)
 
 
