@@ -266,6 +266,8 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
         lines = [lines[0], *_shown_by_twoslash(lines[1:])]
     if "[!code" in block.text:
         lines = [lines[0], *_without_notation(lines[1:])]
+    if "highlight-" in block.text:  # Docusaurus' magic comments mark lines the site highlights
+        lines = [line for line in lines if not _MAGIC_COMMENT_RE.match(line)]
     lines[0], title = _plain_fence(lines[0])
     lines = _backtick_fenced(lines)
     label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
@@ -336,6 +338,11 @@ _TWOSLASH_NOTE_RE = re.compile(r"^\s*//\s*(?:\^[?|]|@(?!ts-)\w+).*$")
 #: ``[!code --]`` one removed, ``[!code highlight]``, ``focus``, ``error``, ``word:x`` a look.
 _NOTATION_RE = re.compile(
     r"(?<![ \t])[ \t]*(?://|#|--|<!--|/\*)[ \t]*\[!code (?P<kind>[^\]\n]{1,60})\][ \t]*(?:-->|\*/)?[ \t]*$")
+
+
+#: A line holding only a Docusaurus magic comment: ``// highlight-next-line``, ``{/* highlight-start */}``.
+_MAGIC_COMMENT_RE = re.compile(
+    r"\s*(?://|#|--|;|/\*|\{/\*|<!--)\s*highlight-(?:next-line|start|end)\s*(?:\*/\}?|-->)?\s*$")
 
 
 def _without_notation(lines: list[str]) -> list[str]:

@@ -657,6 +657,12 @@ def test_a_long_code_block_is_quoted_where_the_asked_setting_is() -> None:
     assert plain.startswith("```python\nstep_0 = run(0)") and "use_sim_time" not in plain
 
 
+def test_docusaurus_magic_comments_are_not_quoted() -> None:
+    code = ("```jsx\ndispatch(a())\n// highlight-start\ndispatch(b())\n// highlight-end\n"
+            "{/* highlight-next-line */}\n<X />\n```")
+    assert render_block(Block("code", code)) == "```jsx\ndispatch(a())\ndispatch(b())\n<X />\n```"
+
+
 def test_a_tilde_fence_is_quoted_with_backticks_which_chat_shows_as_code() -> None:
     assert render_block(Block("code", "~~~bash\nls -l\n~~~")) == "```bash\nls -l\n```"
     shown = render_block(Block("code", "~~~~md\n```py\nx = 1\n```\n~~~~"))
