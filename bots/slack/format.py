@@ -65,13 +65,35 @@ _MD_BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
 def markdown_to_mrkdwn(escaped: str) -> str:
     """Turn the Markdown that docs quote into Slack mrkdwn (input already escaped).
 
-    ``[text](https://...)`` becomes ``<url|text>``, ``**bold**`` becomes ``*bold*``, a
-    fence is plain ```` ``` ```` (``_slack_fences``) and a list numbered "1. 1. 1." reads
-    "1. 2. 3." (Slack shows numbers as written).
+    ``[text](https://...)`` becomes ``<url|text>``, ``*italics*`` ``_italics_`` and ``**bold**``
+    ``*bold*`` (``_emphasis``), a list's ``*`` or ``-`` a bullet, a fence is plain ```` ``` ````
+    (``_slack_fences``) and a list numbered "1. 1. 1." reads "1. 2. 3." (Slack shows numbers
+    as written).
     """
     text = _MD_LINK_RE.sub(lambda m: f"<{m.group(2).replace(' ', '%20')}|{m.group(1)}>", escaped)
-    text = _MD_BOLD_RE.sub(r"*\1*", text)
-    return _numbered(_slack_fences(text))
+    return _numbered(_slack_fences(_emphasis(text)))
+
+
+#: A list item's marker; Slack shows "* " and "- " as typed.
+_BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)[*+-](?=[ \t]+\S)")
+#: ``*italics*``, not ``**bold**`` nor ``2 * 3 * 4``.
+_MD_ITALIC_RE = re.compile(r"(?<![*\w])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![*\w])")
+#: A code span, kept as written (a run of backticks, then the same run).
+_CODE_SPAN_RE = re.compile(r"(`+[^`\n]*?`+)")
+
+
+def _emphasis(text: str) -> str:
+    """Markdown's emphasis and bullets as Slack writes them, outside code: Slack reads ``*x*`` as bold."""
+    lines = text.split("\n")
+    fences = Fences()
+    for k, line in enumerate(lines):
+        if fences.code(line):
+            continue
+        line = _BULLET_RE.sub(lambda m: f"{m['indent']}\u2022", line)
+        parts = _CODE_SPAN_RE.split(line)
+        lines[k] = "".join(part if part.startswith("`") else
+                           _MD_BOLD_RE.sub(r"*\1*", _MD_ITALIC_RE.sub(r"_\1_", part)) for part in parts)
+    return "\n".join(lines)
 
 
 def _slack_fences(text: str) -> str:

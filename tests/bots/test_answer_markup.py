@@ -15,6 +15,15 @@ def test_bold_and_fence_language_tags_are_converted() -> None:
     assert text == "*Note:* run it:\n\n```\nbrew install gz-jetty\n```"
 
 
+def test_italics_and_bullets_read_in_slack_as_in_markdown() -> None:
+    """Slack reads ``*x*`` as bold and shows a list's ``*`` as typed; code keeps its asterisks."""
+    text = markdown_to_mrkdwn(escape(
+        "A *path operation* is **not** `a*b*c`, 2 * 3 * 4.\n\n* *Swagger UI*: at `/docs`\n  - nested\n\n"
+        "```py\nx = a * b * c\n* not an item\n```"))
+    assert text == ("A _path operation_ is *not* `a*b*c`, 2 * 3 * 4.\n\n\u2022 _Swagger UI_: at `/docs`\n"
+                    "  \u2022 nested\n\n```\nx = a * b * c\n* not an item\n```")
+
+
 def test_every_fence_is_one_slack_knows() -> None:
     """A four-backtick fence showing a fence, and a tilde fence, read as code in Slack."""
     quoted = "Write:\n\n````md\n```py\nx = 1\n```\n````\n\n~~~sh\nls\n~~~\n\n  ```toml\n  a = 1\n  ```"
