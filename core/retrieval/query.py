@@ -328,9 +328,29 @@ _PRESENCE = re.compile(
 )
 
 
+#: Praise: "uv is awesome", "lol this framework is so cool", "love this tool" (``_is_praise``).
+_PRAISE: frozenset[str] = frozenset(
+    "cool awesome great amazing nice neat brilliant fantastic excellent incredible wonderful superb".split())
+_COPULA: frozenset[str] = frozenset("is are s looks seems was".split())
+_PRAISE_SKIPPED: frozenset[str] = frozenset("so really pretty super very truly a lot much".split())
+
+
+def _is_praise(words: list[str]) -> bool:
+    """Whether a message only praises something ("uv is awesome", "love this tool"), asking nothing."""
+    split = [part for w in words for part in (w.split("'") if w.endswith("'s") else [w.split("'")[0]])]
+    rest = [w for w in split if w not in FILLER and w not in _THANKS and w not in _PRAISE_SKIPPED]
+    if not rest or rest[0] in ASKING:
+        return False
+    if rest[0] in ("love", "loving"):
+        return 2 <= len(rest) <= 4
+    return 2 <= len(rest) <= 5 and rest[-1] in _PRAISE and rest[-2] in _COPULA
+
+
 def _is_small_talk(words: list[str], lexicon: Lexicon, *, asks: bool = False) -> bool:
     if not words:
         return False
+    if not asks and len(words) <= _ACK_WORDS and _is_praise(words):
+        return True
     bases = [w.split("'")[0] for w in words]  # "how's" -> "how", "bot's" -> "bot"
     content = [w for w in bases if w and w not in STOPWORDS and w not in FILLER and w not in SMALL_TALK]
     if not content:

@@ -138,6 +138,9 @@ def test_filler_is_left_out_and_typos_fixed() -> None:
     "yo 👋 anyone around?", "is anybody here", "u there?", "hey, anyone online?",
     "how are you?", "hey, how are you doing?", "who are you?", "what's up", "got it", "yes", "why?",
     "and then?", "me too",
+    # Praise asks nothing, whatever it praises.
+    "lol this framework is so cool", "hey thanks a lot uv is awesome", "gazebo's amazing!",
+    "love this tool", "the docs are really great",
 ])
 def test_small_talk_is_recognised(message: str) -> None:
     assert understand(message, LEXICON).small_talk
@@ -158,6 +161,8 @@ def test_thanks_naming_nothing_the_docs_know_is_small_talk(message: str) -> None
     # Only common words, but a question about what the docs write in them (Rust's `if let`).
     "what is if let used for", "what's if let for, and when should i use it", "what is if let?",
     "what is self?",
+    "great, now the ubuntu install fails", "is gazebo cool?", "gazebo is cool but how do i install it",
+    "love how the planner works but it crashes on ubuntu",
 ])
 def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
     assert not understand(message, LEXICON).small_talk
