@@ -27,7 +27,7 @@ from core.models import MAX_TEXT_LENGTH, DocumentChunk
 from core.retrieval.terms import introduces_next
 
 #: Bump whenever chunk boundaries or texts change, so every document is re-ingested.
-CHUNKER_VERSION = "3"
+CHUNKER_VERSION = "4"
 #: Sections shorter than this are merged with their neighbour.
 MIN_SECTION_CHARS = 200
 #: RetrievedChunk caps ``section`` at 2000 characters.
@@ -436,6 +436,9 @@ def _tail(text: str, limit: int) -> str:
         else:
             space = re.search(r"\s", tail)
             tail = tail[space.end() :] if space else ""
+        if tail.count("`") % 2:  # it opens inside a code span: "'delayed'` flag on ..." from its middle
+            space = re.search(r"\s", tail[tail.find("`") + 1 :])
+            tail = tail[tail.find("`") + 1 + space.end() :] if space else ""
     if "```" in tail or "~~~" in tail:
         return ""  # never carry half a fence into the next chunk
     return tail.strip()
