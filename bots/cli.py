@@ -307,6 +307,8 @@ async def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
         print(f"  skipped chunk: {invalid}", file=sys.stderr)
     for page in summary.instructions:
         print(f"  looks like instructions to an assistant: {page}", file=sys.stderr)
+    for notice in summary.notices:
+        print(f"  note: {notice}", file=sys.stderr)
     # Every file unreadable is bad input a cron job must notice; a few are reported and tolerated.
     return 2 if summary.files and len(summary.files_failed) == summary.files else 0
 

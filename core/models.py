@@ -1007,6 +1007,8 @@ class IngestSummary(BaseModel):
     changes: list[str] = Field(default_factory=list)
     #: Pages that look like instructions to an AI assistant (core/ingest/injection.py).
     instructions: list[str] = Field(default_factory=list)
+    #: What the operator may want to change, nothing wrong with the files ("every page is under docs/").
+    notices: list[str] = Field(default_factory=list)
     seconds: float = 0.0
 
     def line(self) -> str:

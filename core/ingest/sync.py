@@ -41,7 +41,7 @@ from tqdm import tqdm
 from core.errors import EmbeddingModelMismatchError, IngestSourceError, ProviderResponseError
 from core.ingest.checks import check_chunks
 from core.ingest.chunking import DEFAULT_TITLE_REPEAT, chunk_document, embedding_text
-from core.ingest.loaders import MAX_FILE_BYTES, is_supported, load_file, read_regular_file
+from core.ingest.loaders import MAX_FILE_BYTES, TEXT_SUFFIXES, is_supported, load_file, read_regular_file
 from core.ingest.options import IngestOptions, check_removal
 from core.ingest.sphinx_targets import SphinxTargets, sphinx_targets
 from core.ingest.toc import book_titles
@@ -135,7 +135,8 @@ async def ingest_path(
     if not scan.files and not (options.prune and gone):
         raise IngestSourceError(scan.nothing_to_ingest(root))
     summary = IngestSummary(files=len(scan.files), dry_run=options.dry_run,
-                            files_skipped=[item.line() for item in scan.skipped])
+                            files_skipped=[item.line() for item in scan.skipped],
+                            notices=_address_notices(root, scan.files, base_url))
     check_removal(stored, gone, collection=collection, prune=options.prune, summary=summary)
     if not options.dry_run:
         await store.ensure_collection(collection, model_id=embedder.model_id, dimension=embedder.dimension)
@@ -153,6 +154,23 @@ async def ingest_path(
     await sync.finish()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _address_notices(root: Path, files: list[Path], base_url: str | None) -> list[str]:
+    """A notice when every page sits in one folder whose name the pages' addresses will carry.
+
+    A repository's ``docs/`` ingested from the repository's root gives ``{base}/docs/guide``
+    where the site (MkDocs' ``docs_dir``) serves ``{base}/guide``.
+    """
+    pages = [file.relative_to(root).parts for file in files if file.suffix.lower() not in TEXT_SUFFIXES]
+    if base_url is None or not pages:
+        return []  # a plain text file (SOURCE.txt, NOTES.txt) beside the folder is no page of the site
+    tops = {parts[0] for parts in pages}
+    if len(tops) != 1 or all(len(parts) == 1 for parts in pages):
+        return []
+    folder = tops.pop()
+    return [f"every page is under {folder}/, so their links read {base_url.rstrip('/')}/{folder}/...; "
+            f"if the site serves {folder}/ at {base_url}, ingest {root / folder} instead"]
 
 
 def _check_arguments(path: Path, base_url: str | None, batch_size: int) -> None:

@@ -194,6 +194,24 @@ async def test_changing_base_url_rewrites_links(docs: Path) -> None:
                for _, p in store._points[COLLECTION].values())
 
 
+async def test_pages_all_in_one_folder_get_a_notice_about_their_addresses(tmp_path: Path) -> None:
+    (tmp_path / "docs" / "guide").mkdir(parents=True)
+    (tmp_path / "docs" / "guide" / "a.md").write_text("# A\n\nSome text.\n", encoding="utf-8")
+    (tmp_path / "SOURCE.txt").write_text("where these came from\n", encoding="utf-8")
+
+    async def notices(folder: Path, base_url: str | None) -> list[str]:
+        summary = await ingest_path(folder, store=RecordingStore(), embedder=FakeEmbedder(),
+                                    collection=COLLECTION, base_url=base_url, progress=False)
+        return summary.notices
+
+    assert await notices(tmp_path, "https://site.dev") == [
+        "every page is under docs/, so their links read https://site.dev/docs/...; if the site serves docs/ "
+        f"at https://site.dev, ingest {tmp_path / 'docs'} instead"]
+    assert await notices(tmp_path, None) == []  # file:// links name the files as they are
+    inside = await notices(tmp_path / "docs", "https://site.dev")
+    assert inside[0].startswith("every page is under guide/")
+
+
 async def test_bad_file_is_reported_and_keeps_its_old_chunks(docs: Path) -> None:
     store = RecordingStore()
     await ingest(docs, store)
