@@ -31,8 +31,8 @@ from core.ingest.markdown import (
     has_component_titles,
     has_filename_captions,
     has_icons,
+    has_include_lines,
     has_inline_markup,
-    has_mdbook_includes,
     has_reference_links,
     has_untitled_notes,
     is_code_block,
@@ -75,8 +75,9 @@ MKDOCS_PARSER = "mkdocs-3"  # -3: code annotation markers left out
 TEMPLATES_PARSER = "templates-3"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.
 ATTRIBUTES_PARSER = "attributes-1"
-#: Pages with mdBook's includes (``{{#include file}}``), whose include lines outside code were read as text.
-INCLUDES_PARSER = "includes-1"
+#: Pages including files (mdBook's ``{{#include file}}``, MkDocs' ``{* file *}``): 1: an include line
+#: outside code was read as text; 2: it is a code block of its own, which no answer quotes.
+INCLUDES_PARSER = "includes-2"
 #: Pages defining or making reference links (``[ref]: url``, ``[a][ref]``), whose references and
 #: definitions were read as text before (``-2``: a definition may give its URL on the next line;
 #: ``-3``: pages making a reference too, an undefined ``[text][ref]`` shows its text).
@@ -126,7 +127,7 @@ def _markdown(text: str, *, mdx: bool = False) -> Parsed:
 #: What a Markdown page holds that is read otherwise since a parser tag, and that tag, in order.
 _MARKDOWN_READINGS: tuple[tuple[Callable[[str], bool], str], ...] = (
     (has_attribute_lines, ATTRIBUTES_PARSER),
-    (has_mdbook_includes, INCLUDES_PARSER),
+    (has_include_lines, INCLUDES_PARSER),
     (has_reference_links, REFLINKS_PARSER),
     (has_inline_markup, MARKUP_PARSER),
     (has_icons, ICONS_PARSER),

@@ -112,6 +112,7 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
     """
     builder = SectionBuilder()
     runs, indented = split_fences(text.replace("\r\n", "\n").replace("\r", "\n"), indented_code)
+    runs = _includes_fenced(runs)
     all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)
     defined, notes = definitions(all_prose), footnote_labels(all_prose)
     tab: str | None = None
@@ -130,6 +131,31 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
     sections = [Section(section.headings, [_decoded(block) for block in section.blocks])
                 for section in builder.finish()]
     return MarkdownPage(builder.first_h1, sections, builder.opening, indented)
+
+
+def _includes_fenced(runs: list[tuple[bool, list[str]]]) -> list[tuple[bool, list[str]]]:
+    """``runs`` with each line of prose that includes another file as a code block of its own.
+
+    The included file is not there to read; a block of the include alone is one no answer quotes
+    (``Block.is_unreadable``), so the sentence introducing the file ("by setting their default to
+    `None`:") is known to introduce nothing, instead of leading into whatever came next.
+    """
+    out: list[tuple[bool, list[str]]] = []
+    for is_code, lines in runs:
+        if is_code or not any(INCLUDE_LINE.match(line) for line in lines):
+            out.append((is_code, lines))
+            continue
+        prose: list[str] = []
+        for line in lines:
+            if INCLUDE_LINE.match(line):
+                out += [(False, prose), (True, ["```", line.strip(), "```"])] if prose else [
+                    (True, ["```", line.strip(), "```"])]
+                prose = []
+            else:
+                prose.append(line)
+        if prose:
+            out.append((False, prose))
+    return out
 
 
 def _read_line(builder: SectionBuilder, line: str) -> None:
@@ -184,9 +210,10 @@ def has_reference_links(text: str) -> bool:
     return bool(definitions(text)) or has_full_reference(text)
 
 
-def has_mdbook_includes(text: str) -> bool:
-    """Whether ``text`` includes files the mdBook way (``{{#include ../listings/a.rs}}``)."""
-    return _MDBOOK_INCLUDE.search(text) is not None
+def has_include_lines(text: str) -> bool:
+    """Whether ``text`` includes another file (``{* ../src/app.py *}``, ``{{#include ../listings/a.rs}}``)."""
+    return (_MDBOOK_INCLUDE.search(text) is not None or "{*" in text or "{!" in text or "8<" in text) and (
+        INCLUDE_LINE.search(text) is not None)
 
 
 def has_inline_markup(text: str) -> bool:

@@ -9,8 +9,9 @@ and led by the label a reader sees ("Note:", "Title:", "macOS and Linux:"), as M
 are (``core.ingest.myst``); nested blocks are read too.
 
 A code annotation's marker (``# (1)!``) is left out of the code.
-Lines that include another file (``--8<-- "file.md"``, ``{* file *}``, ``{! file !}``) are dropped:
-the included file is not there to read. mkdocstrings' ``::: httpx.Client`` and its indented
+Lines that include another file (``--8<-- "file.md"``, ``{* file *}``, ``{! file !}``) are dropped
+from notes and tabs (the included file is not there to read); on the page ``parse_markdown``
+reads each as a code block of its own. mkdocstrings' ``::: httpx.Client`` and its indented
 options read as the object's name and the members they list (the site renders their docstrings
 there, from code ingest does not read).
 Pure functions over text; code fences are left as written, but for the indentation a note's
@@ -58,7 +59,7 @@ def looks_like_mkdocs(text: str) -> bool:
 
 
 def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
-    """Rewrite admonitions and tabs as labelled prose; drop lines that include another file."""
+    """Rewrite admonitions and tabs as labelled prose; drop lines that include another file from them."""
     lines = text.split("\n")
     out: list[str] = []
     fences = Fences()
@@ -78,8 +79,9 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
             out.extend(["", _object_line(autodoc["path"], options), ""])
         elif _SNIPPET_BLOCK.match(line) and (end := _snippet_end(lines, i)) is not None:
             i = end + 1  # a block of file names, up to its closing marker
-        # Dropped here, not only by clean_prose: a note holding only an include is then empty.
-        elif not INCLUDE_LINE.match(line):
+        elif not INCLUDE_LINE.match(line) or depth == 0:
+            # In a note or a tab an include is dropped: a note holding only one is empty. On the
+            # page, ``parse_markdown`` reads it as a code block no answer quotes.
             out.append(line)
     if fences.fence is not None and depth > 0:
         out.append(fences.fence)  # a note's code ends with the note, as Python-Markdown reads it

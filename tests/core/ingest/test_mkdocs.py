@@ -50,7 +50,7 @@ def test_mkdocs_pages_read_as_markdown(tmp_path: Path) -> None:
     page = tmp_path / "install.md"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.title == "Installing" and doc.parser == "mkdocs-3"
+    assert doc.title == "Installing" and doc.parser == "mkdocs-3+includes-2"
     [section] = doc.sections
     assert section.blocks == [
         "Note: The installer needs `curl`.",
@@ -60,6 +60,7 @@ def test_mkdocs_pages_read_as_markdown(tmp_path: Path) -> None:
         "Windows: Use PowerShell:",
         "```pwsh-session\nPS> irm https://example.org/install.ps1 | iex\n```",
         "Heads up: Restart the shell afterwards.",
+        '```\n--8<-- "includes/footer.md"\n```',  # a code block no answer quotes
         "```markdown\n!!! note\n    An example of the syntax, left as written.\n```",
     ]
 
@@ -110,23 +111,26 @@ def test_mkdocstrings_objects_read_as_their_names_and_members() -> None:
         "After."]
 
 
-def test_snippet_includes_are_dropped_inline_and_as_blocks() -> None:
+def test_snippet_includes_are_dropped_as_blocks_and_kept_as_lines_on_the_page() -> None:
     text = 'Before.\n\n--8<-- "footer.md"\n\n--8<--\nabbreviations.md\nlinks.md\n--8<--\n\nAfter.'
-    assert mkdocs_to_markdown(text).split() == ["Before.", "After."]
+    assert mkdocs_to_markdown(text).split() == ["Before.", "--8<--", '"footer.md"', "After."]
     # A marker that opens no block, or cuts along a line of prose, takes nothing with it.
     loose = "Cut here:\n\n--8<--\n\nEverything else.\n\n-8<- cut along the line"
     assert mkdocs_to_markdown(loose) == loose
 
 
 @pytest.mark.parametrize("include", ['--8<-- "footer.md"', "{* ../src/a.py hl[3] *}", "{!> ../src/a.py!}"])
-def test_every_include_syntax_is_dropped_and_a_note_of_one_is_empty(include: str, tmp_path: Path) -> None:
+def test_every_include_syntax_is_code_no_answer_quotes_and_a_note_of_one_is_empty(
+        include: str, tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(f'# T\n\nBefore.\n\n{include}\n\n!!! note "Heads up"\n    {include}\n\nAfter.\n')
     # The note keeps its title, as a note with nothing under it does, and no dangling lead.
-    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "Heads up", "After."]
-    # Plain Markdown too: the line goes, the prose around it stays.
+    fenced = f"```\n{include}\n```"
+    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", fenced, "Heads up", "After."]
+    assert Block("code", fenced).is_unreadable
+    # Plain Markdown too: the prose around it stays.
     page.write_text(f"# T\n\nBefore.\n\n{include}\n\nAfter.\n")
-    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "After."]
+    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", fenced, "After."]
 
 
 def test_mdbook_includes_are_read_as_lines_that_include_a_file(tmp_path: Path) -> None:
@@ -135,10 +139,11 @@ def test_mdbook_includes_are_read_as_lines_that_include_a_file(tmp_path: Path) -
     page.write_text("# T\n\nBefore.\n\n{{#include ../intro.md}}\n\n"
                     f"Shadow it as follows:\n\n{listing}\n\nAfter.\n")
     doc = load_file(page, root=tmp_path)
-    # The line in prose goes; a code block of them stays, for answers to leave out with its lead-in.
-    assert doc.sections[0].blocks == ["Before.", "Shadow it as follows:", listing, "After."]
+    # A line in prose is a code block too, for answers to leave out with its lead-in.
+    included = "```\n{{#include ../intro.md}}\n```"
+    assert doc.sections[0].blocks == ["Before.", included, "Shadow it as follows:", listing, "After."]
     assert Block("code", listing).is_unreadable
-    assert doc.parser == "includes-1"  # pages stored before are chunked again once
+    assert doc.parser == "includes-2"  # pages stored before are chunked again once
 
 
 def test_crlf_pages_are_read_too(tmp_path: Path) -> None:
