@@ -134,11 +134,12 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
 
 
 def _includes_fenced(runs: list[tuple[bool, list[str]]]) -> list[tuple[bool, list[str]]]:
-    """``runs`` with each line of prose that includes another file as a code block of its own.
+    """``runs`` with each line of prose that includes another file as an empty code block.
 
-    The included file is not there to read; a block of the include alone is one no answer quotes
-    (``Block.is_unreadable``), so the sentence introducing the file ("by setting their default to
-    `None`:") is known to introduce nothing, instead of leading into whatever came next.
+    The included file is not there to read, and the line's words (``docs_src``, ``hl[9]``) would be
+    searched; an empty block is one no answer quotes (``Block.is_unreadable``), so the sentence
+    introducing the file ("by setting their default to `None`:") is known to introduce nothing,
+    instead of leading into whatever came next.
     """
     out: list[tuple[bool, list[str]]] = []
     for is_code, lines in runs:
@@ -148,8 +149,7 @@ def _includes_fenced(runs: list[tuple[bool, list[str]]]) -> list[tuple[bool, lis
         prose: list[str] = []
         for line in lines:
             if INCLUDE_LINE.match(line):
-                out += [(False, prose), (True, ["```", line.strip(), "```"])] if prose else [
-                    (True, ["```", line.strip(), "```"])]
+                out += [(False, prose), (True, ["```", "```"])] if prose else [(True, ["```", "```"])]
                 prose = []
             else:
                 prose.append(line)

@@ -60,7 +60,7 @@ def test_mkdocs_pages_read_as_markdown(tmp_path: Path) -> None:
         "Windows: Use PowerShell:",
         "```pwsh-session\nPS> irm https://example.org/install.ps1 | iex\n```",
         "Heads up: Restart the shell afterwards.",
-        '```\n--8<-- "includes/footer.md"\n```',  # a code block no answer quotes
+        "```\n```",  # the include: a code block no answer quotes
         "```markdown\n!!! note\n    An example of the syntax, left as written.\n```",
     ]
 
@@ -125,7 +125,7 @@ def test_every_include_syntax_is_code_no_answer_quotes_and_a_note_of_one_is_empt
     page = tmp_path / "page.md"
     page.write_text(f'# T\n\nBefore.\n\n{include}\n\n!!! note "Heads up"\n    {include}\n\nAfter.\n')
     # The note keeps its title, as a note with nothing under it does, and no dangling lead.
-    fenced = f"```\n{include}\n```"
+    fenced = "```\n```"
     assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", fenced, "Heads up", "After."]
     assert Block("code", fenced).is_unreadable
     # Plain Markdown too: the prose around it stays.
@@ -140,7 +140,7 @@ def test_mdbook_includes_are_read_as_lines_that_include_a_file(tmp_path: Path) -
                     f"Shadow it as follows:\n\n{listing}\n\nAfter.\n")
     doc = load_file(page, root=tmp_path)
     # A line in prose is a code block too, for answers to leave out with its lead-in.
-    included = "```\n{{#include ../intro.md}}\n```"
+    included = "```\n```"
     assert doc.sections[0].blocks == ["Before.", included, "Shadow it as follows:", listing, "After."]
     assert Block("code", listing).is_unreadable
     assert doc.parser == "includes-2"  # pages stored before are chunked again once
