@@ -101,11 +101,11 @@ class Block:
 
     @property
     def is_unreadable(self) -> bool:
-        """Code with nothing to read in a chat: a diagram, only includes of other files, or nothing at all."""
+        """Code with nothing to read in a chat: a diagram's source, or only includes of other files."""
         if self.kind != "code":
             return False
         body = [line for line in self.text.splitlines()[1:] if line.strip() and not _FENCE_RE.match(line)]
-        return self.is_diagram or all(INCLUDE_LINE.match(line) for line in body)
+        return self.is_diagram or (bool(body) and all(INCLUDE_LINE.match(line) for line in body))
 
     @property
     def is_diagram(self) -> bool:

@@ -112,7 +112,7 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
     """
     builder = SectionBuilder()
     runs, indented = split_fences(text.replace("\r\n", "\n").replace("\r", "\n"), indented_code)
-    runs = _includes_fenced(runs)
+    runs = _includes_dropped(runs)
     all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)
     defined, notes = definitions(all_prose), footnote_labels(all_prose)
     tab: str | None = None
@@ -133,28 +133,28 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
     return MarkdownPage(builder.first_h1, sections, builder.opening, indented)
 
 
-def _includes_fenced(runs: list[tuple[bool, list[str]]]) -> list[tuple[bool, list[str]]]:
-    """``runs`` with each line of prose that includes another file as an empty code block.
+def _includes_dropped(runs: list[tuple[bool, list[str]]]) -> list[tuple[bool, list[str]]]:
+    """``runs`` without the lines of prose that include another file, their lead-ins ending in a full stop.
 
-    The included file is not there to read, and the line's words (``docs_src``, ``hl[9]``) would be
-    searched; an empty block is one no answer quotes (``Block.is_unreadable``), so the sentence
-    introducing the file ("by setting their default to `None`:") is known to introduce nothing,
-    instead of leading into whatever came next.
+    The included file is not there to read. "by setting their default to `None`:" then
+    introduced whatever came next, and answers quoted it as the missing example; ended with a
+    full stop it says what it says. (A block standing for the include, in its place, moved chunk
+    boundaries enough to lose fastapi-chat two answers; BENCHMARKS.md, seventeenth pass.)
     """
     out: list[tuple[bool, list[str]]] = []
     for is_code, lines in runs:
         if is_code or not any(INCLUDE_LINE.match(line) for line in lines):
             out.append((is_code, lines))
             continue
-        prose: list[str] = []
+        kept: list[str] = []
         for line in lines:
-            if INCLUDE_LINE.match(line):
-                out += [(False, prose), (True, ["```", "```"])] if prose else [(True, ["```", "```"])]
-                prose = []
-            else:
-                prose.append(line)
-        if prose:
-            out.append((False, prose))
+            if not INCLUDE_LINE.match(line):
+                kept.append(line)
+                continue
+            last = next((k for k in range(len(kept) - 1, -1, -1) if kept[k].strip()), None)
+            if last is not None and kept[last].rstrip().endswith(":"):
+                kept[last] = kept[last].rstrip()[:-1] + "."
+        out.append((is_code, kept))
     return out
 
 

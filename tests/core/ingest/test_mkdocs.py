@@ -60,7 +60,6 @@ def test_mkdocs_pages_read_as_markdown(tmp_path: Path) -> None:
         "Windows: Use PowerShell:",
         "```pwsh-session\nPS> irm https://example.org/install.ps1 | iex\n```",
         "Heads up: Restart the shell afterwards.",
-        "```\n```",  # the include: a code block no answer quotes
         "```markdown\n!!! note\n    An example of the syntax, left as written.\n```",
     ]
 
@@ -111,7 +110,7 @@ def test_mkdocstrings_objects_read_as_their_names_and_members() -> None:
         "After."]
 
 
-def test_snippet_includes_are_dropped_as_blocks_and_kept_as_lines_on_the_page() -> None:
+def test_snippet_includes_are_dropped_as_blocks_and_left_to_the_page_as_lines() -> None:
     text = 'Before.\n\n--8<-- "footer.md"\n\n--8<--\nabbreviations.md\nlinks.md\n--8<--\n\nAfter.'
     assert mkdocs_to_markdown(text).split() == ["Before.", "--8<--", '"footer.md"', "After."]
     # A marker that opens no block, or cuts along a line of prose, takes nothing with it.
@@ -120,17 +119,15 @@ def test_snippet_includes_are_dropped_as_blocks_and_kept_as_lines_on_the_page() 
 
 
 @pytest.mark.parametrize("include", ['--8<-- "footer.md"', "{* ../src/a.py hl[3] *}", "{!> ../src/a.py!}"])
-def test_every_include_syntax_is_code_no_answer_quotes_and_a_note_of_one_is_empty(
-        include: str, tmp_path: Path) -> None:
+def test_every_include_syntax_is_dropped_and_a_note_of_one_is_empty(include: str, tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(f'# T\n\nBefore.\n\n{include}\n\n!!! note "Heads up"\n    {include}\n\nAfter.\n')
     # The note keeps its title, as a note with nothing under it does, and no dangling lead.
-    fenced = "```\n```"
-    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", fenced, "Heads up", "After."]
-    assert Block("code", fenced).is_unreadable
-    # Plain Markdown too: the prose around it stays.
-    page.write_text(f"# T\n\nBefore.\n\n{include}\n\nAfter.\n")
-    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", fenced, "After."]
+    assert load_file(page, root=tmp_path).sections[0].blocks == ["Before.", "Heads up", "After."]
+    # Plain Markdown too: the line goes, the prose around it stays; what introduced it, ended.
+    page.write_text(f"# T\n\nBefore.\n\n{include}\n\nAfter.\n\nSet its default to `None`:\n\n{include}\n")
+    blocks = load_file(page, root=tmp_path).sections[0].blocks
+    assert blocks == ["Before.", "After.", "Set its default to `None`."]
 
 
 def test_mdbook_includes_are_read_as_lines_that_include_a_file(tmp_path: Path) -> None:
@@ -139,9 +136,8 @@ def test_mdbook_includes_are_read_as_lines_that_include_a_file(tmp_path: Path) -
     page.write_text("# T\n\nBefore.\n\n{{#include ../intro.md}}\n\n"
                     f"Shadow it as follows:\n\n{listing}\n\nAfter.\n")
     doc = load_file(page, root=tmp_path)
-    # A line in prose is a code block too, for answers to leave out with its lead-in.
-    included = "```\n```"
-    assert doc.sections[0].blocks == ["Before.", included, "Shadow it as follows:", listing, "After."]
+    # The line in prose goes; a code block of them stays, for answers to leave out with its lead-in.
+    assert doc.sections[0].blocks == ["Before.", "Shadow it as follows:", listing, "After."]
     assert Block("code", listing).is_unreadable
     assert doc.parser == "includes-2"  # pages stored before are chunked again once
 
