@@ -277,9 +277,9 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     closing = fence.group(1) if fence else "```"
     body = lines[1:-1] if fence and lines[-1].strip().startswith(closing) else lines[1:]
     start = _best_window(body, max_code_lines, focus)
-    window = body[start:start + max_code_lines]
+    window = _closed(body[start:start + max_code_lines])
     before = ["..."] if start else []
-    after = ["..."] if start + max_code_lines < len(body) else []
+    after = ["..."] if start + len(window) < len(body) else []
     return "\n".join([*label, lines[0], *before, *window, *after, closing])
 
 
@@ -403,6 +403,21 @@ def _best_window(lines: list[str], size: int, focus: frozenset[str]) -> int:
     return _earliest_start(lines, held_at[0], held_at[-1], size)
 
 
+def _closed(window: list[str]) -> list[str]:
+    """``window`` ending where its brackets are closed, if that keeps most of it.
+
+    Cut at a fixed count, code stopped inside a call ("yield dict(", then "..."); it ends
+    instead after the last line that closes every bracket opened since its first line.
+    """
+    depth, last_closed = 0, -1
+    for k, line in enumerate(window):
+        code = _COMMENT_RE.sub("", _STRING_RE.sub("", line))
+        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+        if depth <= 0:
+            last_closed = k
+    return window[: last_closed + 1] if last_closed >= len(window) // 2 else window
+
+
 def _earliest_start(lines: list[str], first: int, last: int, size: int) -> int:
     """The window's start that still shows ``first`` to ``last`` and a few lines after, read from
     as early as possible: code reads top down, so its imports and the ``class`` or ``def`` the
@@ -415,6 +430,12 @@ def _earliest_start(lines: list[str], first: int, last: int, size: int) -> int:
         if _indent(lines[above]) < _indent(lines[first]):
             return min(start, above)
     return start
+
+
+#: A quoted string on one line: brackets inside it are text.
+_STRING_RE = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+#: A comment to the end of the line (``# ...``, ``// ...``) after a space or at its start.
+_COMMENT_RE = re.compile(r"(?:^|\s)(?:#|//).*$")
 
 
 def _indent(line: str) -> int:

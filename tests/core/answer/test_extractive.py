@@ -657,6 +657,15 @@ def test_a_long_code_block_is_quoted_where_the_asked_setting_is() -> None:
     assert plain.startswith("```python\nstep_0 = run(0)") and "use_sim_time" not in plain
 
 
+def test_a_cut_code_block_ends_where_its_brackets_close() -> None:
+    body = [f"step_{i} = run({i})" for i in range(13)] + ["yield dict(", "    url=x,", "    text=y,", ")",
+                                                          "done = True"]
+    quoted = render_block(Block("code", "```py\n" + "\n".join(body) + "\n```"))
+    assert quoted.endswith("step_12 = run(12)\n...\n```")  # not "yield dict(" then "..."
+    brackets = ["data = {", "    'a': '(not closed',"] + [f"    'k{i}': {i}," for i in range(20)] + ["}"]
+    assert "'k12': 12" in render_block(Block("code", "```py\n" + "\n".join(brackets) + "\n```"))
+
+
 def test_docusaurus_magic_comments_are_not_quoted() -> None:
     code = ("```jsx\ndispatch(a())\n// highlight-start\ndispatch(b())\n// highlight-end\n"
             "{/* highlight-next-line */}\n<X />\n```")
