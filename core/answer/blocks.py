@@ -407,7 +407,8 @@ def _closed(window: list[str]) -> list[str]:
     """``window`` ending where its brackets are closed, if that keeps most of it.
 
     Cut at a fixed count, code stopped inside a call ("yield dict(", then "..."); it ends
-    instead after the last line that closes every bracket opened since its first line.
+    instead after the last line that closes every bracket opened since its first line (and
+    before the comments introducing what it leaves out).
     """
     depth, last_closed = 0, -1
     for k, line in enumerate(window):
@@ -415,7 +416,12 @@ def _closed(window: list[str]) -> list[str]:
         depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
         if depth <= 0:
             last_closed = k
-    return window[: last_closed + 1] if last_closed >= len(window) // 2 else window
+    if last_closed < len(window) // 2:
+        return window
+    end = last_closed + 1
+    while end > 1 and not _COMMENT_RE.sub("", window[end - 1]).strip():
+        end -= 1  # a comment or a blank line introduces the statement left out
+    return window[:end]
 
 
 def _earliest_start(lines: list[str], first: int, last: int, size: int) -> int:
