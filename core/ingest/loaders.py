@@ -41,6 +41,7 @@ from core.ingest.markdown import (
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
+from core.ingest.partials import with_partials
 from core.ingest.sitelinks import site_links
 from core.ingest.spans import CODE_SPAN
 from core.ingest.sphinx_targets import SphinxTargets, reading_from
@@ -96,6 +97,8 @@ COMPONENTS_PARSER = "components-1"
 SITE_LINKS_PARSER = "site-links-2"
 #: Pages captioning a listing with its file (mdBook's ``<span class="filename">``), now the code's title.
 FILENAME_PARSER = "filename-1"
+#: Pages importing a partial (``<Warning />``), whose text now stands where the page shows it.
+PARTIALS_PARSER = "partials-1"
 #: Pages with an untitled note (``:::tip``), whose first line now shows its kind ("Tip: ...").
 NOTES_PARSER = "notes-1"
 #: Pages titled by their book's table of contents (mdBook's ``SUMMARY.md``), not their file name.
@@ -266,14 +269,19 @@ def load_file(
     raw = read_regular_file(path, root=root, follow_symlinks=follow_symlinks)
     text = decode_text(raw, name=str(path))
     relative = path.relative_to(root).as_posix()
+    whole = text
+    if suffix in MARKDOWN_SUFFIXES | MDX_SUFFIXES:
+        whole = with_partials(text, path=path, read=functools.partial(
+            read_regular_file, root=root, follow_symlinks=follow_symlinks))
     try:
         with reading_from(targets, relative):
-            parsed = parse(text)
+            parsed = parse(whole)
     except IngestSourceError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
         raise IngestSourceError(f"{path}: {exc}") from exc
     listed = None if parsed.title else (titles or {}).get(relative)
     title = parsed.title or listed or _named_by_file(parsed.opening, relative)
-    parser = "+".join(p for p in (parsed.parser, TOC_TITLE_PARSER if listed else "") if p)
+    parser = "+".join(p for p in (parsed.parser, TOC_TITLE_PARSER if listed else "",
+                                  PARTIALS_PARSER if whole != text else "") if p)
     sections = parsed.sections
     if base_url is not None:
         sections, linked = site_links(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.ingest.loaders import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, is_supported
+from core.ingest.partials import is_partial
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,9 @@ def _classify(scan: FolderScan, path: Path, relative: str, mode: int, size: int)
     elif not is_supported(path):
         log.info("skipping %s: unsupported file type", relative)
         scan.unsupported.append(path)
+        return
+    elif is_partial(path):
+        log.info("skipping %s: a partial, read where pages import it", relative)
         return
     elif size > MAX_FILE_BYTES:
         reason = TOO_LARGE

@@ -1,0 +1,82 @@
+"""Docusaurus' partials: their text stands where a page shows them, and they are no pages of their own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.ingest.loaders import load_file
+from core.ingest.partials import is_partial
+from core.ingest.walk import scan_folder
+
+PARTIAL = """---
+title: never shown
+---
+:::caution
+
+This tutorial shows older patterns; see [the modern way](../tutorials/modern.md).
+
+:::
+"""
+
+PAGE = """---
+title: Part 1
+---
+import Warning from '../../components/_Warning.mdx';
+import Missing from './_Missing.mdx';
+
+# Part 1
+
+Intro.
+
+<Warning />
+
+```jsx
+<Warning />
+```
+
+<Missing />
+"""
+
+
+def _docs(tmp_path: Path) -> Path:
+    (tmp_path / "components").mkdir()
+    (tmp_path / "tutorials" / "basics").mkdir(parents=True)
+    (tmp_path / "components" / "_Warning.mdx").write_text(PARTIAL, encoding="utf-8")
+    (tmp_path / "tutorials" / "basics" / "part-1.md").write_text(PAGE, encoding="utf-8")
+    (tmp_path / "tutorials" / "_index.md").write_text("# Tutorials\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_a_partial_s_text_stands_where_the_page_shows_it(tmp_path: Path) -> None:
+    root = _docs(tmp_path)
+    doc = load_file(root / "tutorials" / "basics" / "part-1.md", root=root, base_url="https://d.test")
+    assert doc.sections[0].blocks == [
+        "Intro.",
+        "Caution: This tutorial shows older patterns; see [the modern way](https://d.test/tutorials/modern).",
+        "```jsx\n<Warning />\n```",  # code shows the component as written
+    ]
+    assert "partials-1" in doc.parser.split("+")
+
+
+def test_partials_are_no_pages_but_hugo_s_section_index_is(tmp_path: Path) -> None:
+    root = _docs(tmp_path)
+    names = sorted(p.relative_to(root).as_posix() for p in scan_folder(root).files)
+    assert names == ["tutorials/_index.md", "tutorials/basics/part-1.md"]
+
+
+@pytest.mark.parametrize(("name", "partial"), [
+    ("_Warning.mdx", True), ("_snippet.md", True), ("_index.md", False), ("_index.mdx", False),
+    ("Warning.mdx", False), ("_notes.rst", False),
+])
+def test_which_files_are_partials(name: str, partial: bool) -> None:
+    assert is_partial(Path("docs") / name) is partial
+
+
+def test_a_partial_including_itself_stops(tmp_path: Path) -> None:
+    (tmp_path / "_Loop.mdx").write_text("import Loop from './_Loop.mdx';\n\nLoop text.\n\n<Loop />\n")
+    page = tmp_path / "page.mdx"
+    page.write_text("import Loop from './_Loop.mdx';\n\n# P\n\n<Loop />\n")
+    text = "\n".join(load_file(page, root=tmp_path).sections[0].blocks)
+    assert text.count("Loop text.") == 2  # read twice deep, then left as the tag (dropped)
