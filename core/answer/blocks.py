@@ -78,6 +78,9 @@ class Block:
         reference", "Default: 8080") is no label.
         """
         text = self.text
+        if self.kind == "para" and " > " in text and "\n" not in text:
+            # a path of headings chunking merged ("Installation methods > Cargo"): the path says so
+            return all(Block("para", part).is_label or _is_heading_text(part) for part in text.split(" > "))
         if (self.kind == "para" and _NAME_LABEL_RE.match(text) and text.casefold() not in _MINOR_WORDS
                 and text.casefold() not in _LITERALS):
             return True  # a reference entry's name: "href", "server.host", "iconPlacement"
@@ -245,6 +248,13 @@ def list_items(block: Block) -> list[Block]:
         else:
             items[-1].append(line)
     return [Block("list", "\n".join(lines)) for lines in items]
+
+
+def _is_heading_text(text: str) -> bool:
+    """Whether ``text`` reads as a heading in sentence case ("Installation methods"), not a sentence."""
+    words = text.split()
+    return (0 < len(words) <= LABEL_WORDS and len(text) <= LABEL_CHARS and text[:1].isupper()
+            and not text.endswith(_SENTENCE_ENDS) and not any(mark in text for mark in "`[*_"))
 
 
 def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str] = frozenset()) -> str:

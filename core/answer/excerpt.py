@@ -146,7 +146,7 @@ def _render(selected: Sequence[Unit], marker: str, focus: frozenset[str], *, pag
         if i == cite and marker:
             text = f"{text} {marker}"
         elif labels[i]:
-            text = f"**{text}**"
+            text = f"**{text.rsplit(' > ', 1)[-1]}**"  # the heading it is, not the path to it
         parts.append(text)
     if cite is None and marker:
         parts.append(marker)

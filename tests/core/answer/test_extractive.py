@@ -944,6 +944,17 @@ def test_a_reference_entry_is_quoted_under_the_name_it_describes() -> None:
     assert text.startswith("**href**\n\n**type:** `string` [1]\n\nThe URL that the link button points to.")
 
 
+def test_a_merged_heading_path_reads_as_the_heading_it_ends_with() -> None:
+    page = chunk(1, "Upload one file with `UploadFile`.\n\n"
+                    "Multiple File Uploads > Uploads with Additional Metadata\n\n"
+                    "You can use `File()` to set additional metadata, even for `UploadFile` uploads.")
+    text = "".join(choose_excerpts("how do i set metadata on multiple file uploads", [page]))
+    assert "**Uploads with Additional Metadata**\n\nYou can use `File()` to set additional metadata" in text
+    assert "Multiple File Uploads >" not in text
+    assert Block("para", "Installation methods > Cargo").is_label
+    assert not Block("para", "If x > 5 then stop.").is_label
+
+
 def test_a_setting_named_by_the_question_is_quoted_from_its_own_entry() -> None:
     """Small sections merged into one chunk: the entry under the asked name answers, not one mentioning it."""
     page = chunk(1, "DEPTH_LIMIT\n\nDefault: `0`\n\nScope: `spidermiddlewares.depth`\n\n"
