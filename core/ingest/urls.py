@@ -13,15 +13,17 @@ from core.ingest.front_matter import text_value
 #: Stems that stand for their folder in URLs and titles (Docusaurus, and Hugo's section page ``_index.md``).
 INDEX_STEMS = frozenset({"index", "readme", "_index"})
 _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]+\s*(?=[^-_.\s])")
-_DATE_LIKE = re.compile(r"^\d{2,4}[-_.]\d{2}[-_.]\d{2}[-_.]")
+#: Names Docusaurus reads no ordering prefix in: date-like (``2024-01-31-release``, ``01-02-x``) or
+#: version-like (``1.1-intro``, ``8.0``): its ``DefaultNumberPrefixParser``'s ignored patterns.
+_NO_PREFIX = re.compile(r"^(?:\d{2}|\d{4})[-_.]\d{2}|^\d+[-_.]\d")
 
 
 def strip_number_prefix(name: str) -> str:
     """Drop an ordering prefix like Docusaurus does: ``01-module-ros`` -> ``module-ros``.
 
-    Date-like names (``2024-01-31-release``) keep their prefix, as in Docusaurus.
+    Date-like and version-like names (``2024-01-31-release``, ``1.1-intro``) keep theirs, as in Docusaurus.
     """
-    if _DATE_LIKE.match(name):
+    if _NO_PREFIX.match(name):
         return name
     return _NUMBER_PREFIX.sub("", name, count=1)
 
@@ -53,8 +55,10 @@ def docusaurus_url(
         slug = slug.strip()
         parts = slug.strip("/").split("/") if slug.startswith("/") else [*folder, *slug.strip("/").split("/")]
     else:
-        stem = doc_id.strip() if doc_id else strip_number_prefix(pure.stem)
-        parts = folder if not doc_id and stem.lower() in INDEX_STEMS else [*folder, stem]
+        # A folder's index page is served at the folder, whatever ``id`` it gives itself.
+        index = pure.stem.lower() in INDEX_STEMS
+        stem = doc_id.strip() if doc_id and not index else strip_number_prefix(pure.stem)
+        parts = folder if index else [*folder, stem]
     path = "/".join(quote(p) for p in parts if p)
     return f"{base}/{path}" if path else base
 

@@ -331,11 +331,19 @@ def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
         ("01-module-ros/index.md", "https://book.dev/docs/module-ros"),
         ("2024-01-31-release.md", "https://book.dev/docs/2024-01-31-release"),
         ("module-1/intro.md", "https://book.dev/docs/module-1/intro"),
+        ("module-1/1.1-intro/basics.md", "https://book.dev/docs/module-1/1.1-intro/basics"),  # version-like
+        ("01-02-notes.md", "https://book.dev/docs/01-02-notes"),
+        ("10_setup.md", "https://book.dev/docs/setup"),
     ],
 )
 def test_docusaurus_number_prefixes_are_dropped(path: str, url: str) -> None:
-
     assert docusaurus_url(path, base_url="https://book.dev/docs/") == url
+
+
+def test_a_folder_s_index_page_is_served_at_the_folder_whatever_its_id() -> None:
+    assert docusaurus_url("index.md", base_url="https://p.io/docs", doc_id="index") == "https://p.io/docs"
+    assert docusaurus_url("guide/README.md", base_url="https://p.io", doc_id="start") == "https://p.io/guide"
+    assert docusaurus_url("guide/a.md", base_url="https://p.io", doc_id="start") == "https://p.io/guide/start"
 
 
 @pytest.mark.parametrize("attributes",
