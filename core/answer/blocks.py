@@ -276,8 +276,9 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
         lines = [lines[0], *_shown_by_twoslash(lines[1:])]
     if "[!code" in block.text:
         lines = [lines[0], *_without_notation(lines[1:])]
-    if "highlight-" in block.text:  # Docusaurus' magic comments mark lines the site highlights
-        lines = [line for line in lines if not _MAGIC_COMMENT_RE.match(line)]
+    if "highlight-" in block.text and not _MARKDOWN_FENCE_RE.match(lines[0]):
+        # Docusaurus' magic comments mark lines the site highlights (a Markdown example shows them)
+        lines = [line for line in lines if len(line) > _MAGIC_CHARS or not _MAGIC_COMMENT_RE.match(line)]
     lines[0], title = _plain_fence(lines[0])
     lines = _backtick_fenced(lines)
     label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
@@ -287,7 +288,9 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     closing = fence.group(1) if fence else "```"
     body = lines[1:-1] if fence and lines[-1].strip().startswith(closing) else lines[1:]
     start = _best_window(body, max_code_lines, focus)
-    window = _closed(body[start:start + max_code_lines])
+    window = body[start:start + max_code_lines]
+    asked = [k for k, line in enumerate(window) if focus.intersection(content_terms(line))]
+    window = _closed(window, keep=asked[-1] if asked else 0)
     before = ["..."] if start else []
     after = ["..."] if start + len(window) < len(body) else []
     return "\n".join([*label, lines[0], *before, *window, *after, closing])
@@ -350,6 +353,12 @@ _NOTATION_RE = re.compile(
     r"(?<![ \t])[ \t]*(?://|#|--|<!--|/\*)[ \t]*\[!code (?P<kind>[^\]\n]{1,60})\][ \t]*(?:-->|\*/)?[ \t]*$")
 
 
+#: A fence of Markdown: its magic comments are the example, not markup.
+_MARKDOWN_FENCE_RE = re.compile(r"\s*(?:`{3,}|~{3,})\s*(?:md|markdown|mdx)\b", re.IGNORECASE)
+#: A magic comment is short; longer lines are not matched at all (the pattern is not linear on them).
+_MAGIC_CHARS = 80
+#: A line of code longer than this is not read for brackets (quoted strings are not linear to skip).
+_BRACKET_LINE_CHARS = 400
 #: A line holding only a Docusaurus magic comment: ``// highlight-next-line``, ``{/* highlight-start */}``.
 _MAGIC_COMMENT_RE = re.compile(
     r"\s*(?://|#|--|;|/\*|\{/\*|<!--)\s*highlight-(?:next-line|start|end)\s*(?:\*/\}?|-->)?\s*$")
@@ -413,20 +422,21 @@ def _best_window(lines: list[str], size: int, focus: frozenset[str]) -> int:
     return _earliest_start(lines, held_at[0], held_at[-1], size)
 
 
-def _closed(window: list[str]) -> list[str]:
-    """``window`` ending where its brackets are closed, if that keeps most of it.
+def _closed(window: list[str], *, keep: int) -> list[str]:
+    """``window`` ending where its brackets are closed, if that keeps most of it and line ``keep``.
 
     Cut at a fixed count, code stopped inside a call ("yield dict(", then "..."); it ends
     instead after the last line that closes every bracket opened since its first line (and
-    before the comments introducing what it leaves out).
+    before the comments introducing what it leaves out), never before the line asked about.
     """
     depth, last_closed = 0, -1
     for k, line in enumerate(window):
-        code = _COMMENT_RE.sub("", _STRING_RE.sub("", line))
-        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
-        if depth <= 0:
+        if len(line) <= _BRACKET_LINE_CHARS:  # a longer line (minified, data) is read as balanced
+            code = _COMMENT_RE.sub("", _STRING_RE.sub("", line))
+            depth = max(0, depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}"))
+        if depth == 0:
             last_closed = k
-    if last_closed < len(window) // 2:
+    if last_closed < max(keep, len(window) // 2):
         return window
     end = last_closed + 1
     while end > 1 and not _COMMENT_RE.sub("", window[end - 1]).strip():
