@@ -345,7 +345,10 @@ def read_regular_file(path: Path, *, root: Path, follow_symlinks: bool = False) 
     if path.is_symlink() and not follow_symlinks:
         raise IngestSourceError(f"{path}: is a symbolic link; ragbot does not follow links "
                                 "unless asked to (--follow-symlinks)")
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except (RuntimeError, OSError) as exc:  # a loop of links on the way ("Symlink loop from ...")
+        raise IngestSourceError(f"{path}: cannot be resolved: {exc}") from exc
     if not real.is_relative_to(root.resolve()):
         raise IngestSourceError(f"{path}: resolves to {str(real)!r}, outside the docs folder {str(root)!r}")
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)

@@ -15,7 +15,8 @@ title: never shown
 ---
 :::caution
 
-This tutorial shows older patterns; see [the modern way](../tutorials/modern.md).
+This tutorial shows older patterns; see [the modern way](../tutorials/modern.md), [the site](/docs/x)
+and `handlers[0](event)`.
 
 :::
 """
@@ -54,7 +55,8 @@ def test_a_partial_s_text_stands_where_the_page_shows_it(tmp_path: Path) -> None
     doc = load_file(root / "tutorials" / "basics" / "part-1.md", root=root, base_url="https://d.test")
     assert doc.sections[0].blocks == [
         "Intro.",
-        "Caution: This tutorial shows older patterns; see [the modern way](https://d.test/tutorials/modern).",
+        "Caution: This tutorial shows older patterns; see [the modern way](https://d.test/tutorials/modern), "
+        "[the site](https://d.test/docs/x)\nand `handlers[0](event)`.",
         "```jsx\n<Warning />\n```",  # code shows the component as written
     ]
     assert "partials-1" in doc.parser.split("+")
@@ -67,7 +69,7 @@ def test_partials_are_no_pages_but_hugo_s_section_index_is(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(("name", "partial"), [
-    ("_Warning.mdx", True), ("_snippet.md", True), ("_index.md", False), ("_index.mdx", False),
+    ("_Warning.mdx", True), ("_snippet.md", False), ("_index.md", False), ("_index.mdx", False),
     ("Warning.mdx", False), ("_notes.rst", False),
 ])
 def test_which_files_are_partials(name: str, partial: bool) -> None:
