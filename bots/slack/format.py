@@ -21,6 +21,7 @@ from bots.chat.sources import cited_and_related
 from bots.chat.tables import tables_for_chat
 from core.answer.citations import cited_indices, section_below_title, sub_citations
 from core.ingest.fences import Fences
+from core.ingest.spans import outside_code_spans
 from core.models import AgentResponse, Source
 
 #: Slack's limit for the text of one section block (and any text object).
@@ -74,12 +75,14 @@ def markdown_to_mrkdwn(escaped: str) -> str:
     return _numbered(_slack_fences(_emphasis(text)))
 
 
-#: A list item's marker; Slack shows "* " and "- " as typed.
-_BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)[*+-](?=[ \t]+\S)")
+#: A list item's marker; Slack shows "* " and "- " as typed (a rule, "* * *", is no item).
+_BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)[*+-](?=[ \t]+\S)(?![ \t]*(?:[*+-][ \t]*)+$)")
 #: ``*italics*``, not ``**bold**`` nor ``2 * 3 * 4``.
 _MD_ITALIC_RE = re.compile(r"(?<![*\w])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![*\w])")
-#: A code span, kept as written (a run of backticks, then the same run).
-_CODE_SPAN_RE = re.compile(r"(`+[^`\n]*?`+)")
+
+
+def _slack_emphasis(prose: str) -> str:
+    return _MD_BOLD_RE.sub(r"*\1*", _MD_ITALIC_RE.sub(r"_\1_", prose))
 
 
 def _emphasis(text: str) -> str:
@@ -90,9 +93,7 @@ def _emphasis(text: str) -> str:
         if fences.code(line):
             continue
         line = _BULLET_RE.sub(lambda m: f"{m['indent']}\u2022", line)
-        parts = _CODE_SPAN_RE.split(line)
-        lines[k] = "".join(part if part.startswith("`") else
-                           _MD_BOLD_RE.sub(r"*\1*", _MD_ITALIC_RE.sub(r"_\1_", part)) for part in parts)
+        lines[k] = outside_code_spans(line, _slack_emphasis)
     return "\n".join(lines)
 
 
