@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from core.answer.steps import rounded_down
 from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, RetrievedChunk, TurnRole
-from core.retrieval.query import ASKING
 from core.retrieval.retriever import chunk_text
+from core.retrieval.small_talk import ASKING
 from core.retrieval.terms import STOPWORDS, tokens
 
 #: A question this short, or one leaning on a pronoun, rarely names its subject.

@@ -8,8 +8,8 @@ a swap of neighbours counting as one, the first letter kept; a nearer English wo
 or a stop word the typo only swaps, wins), leaving what the writer quotes as it is;
 an acronym the docs define but seldom use is searched with its long form, and a versioned
 name ("ros2") with the spelling the docs mostly use ("ROS 2").
-It also says when a message is only small talk ("thanks!", "hey, how's it going"),
-which deserves a friendly reply rather than a search.
+It also says when a message is only small talk ("thanks!", "hey, how's it going";
+``core.retrieval.small_talk``), which deserves a friendly reply rather than a search.
 
 Every list here is about chat English in general, never about one corpus.
 """
@@ -19,13 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from core.retrieval.lexicon import JOINED_VERSION_RE, SPACED_VERSION_RE, Lexicon
+from core.retrieval.small_talk import FILLER, is_small_talk
 from core.retrieval.terms import STOPWORDS, quote_spans, tokens
 
 if TYPE_CHECKING:
@@ -81,23 +82,6 @@ SHORTHAND: dict[str, str] = {
     "py": "python", "dev": "development", "vid": "video", "pic": "picture", "pics": "pictures",
     "num": "number",
 }
-#: Words that carry tone, not topic, in chat messages.
-FILLER: frozenset[str] = frozenset(
-    """
-    lol lmao rofl haha hahaha heh hmm hmmm umm um uh ah oh ok okay okey k yo hey hi hello hiya sup
-    guys folks pls plz please thx thanks thank ty tysm cheers kinda sorta btw tbh imo imho idk afaik
-    fyi iirc ngl rn omg wtf jk anyway anyways actually basically literally really super totally quick
-    question q random somebody someone anyone anybody mate dude bro ya yeah yep nope yup
-""".split()
-)
-#: Words that, with filler and stop words, make a message small talk when nothing else is left.
-SMALL_TALK: frozenset[str] = frozenset(
-    """
-    bot thanks thank thx ty helped help helpful fixed works worked working great awesome nice cool
-    perfect amazing brilliant good morning evening night afternoon day bye goodbye later see alive
-    going doing up there ton lot much appreciate appreciated
-""".split()
-)
 _UNIT_RE = re.compile(r"\b(\d+(?:\.\d+)?)([a-zA-Z]{1,4})\b")
 _UNITS = frozenset("b kb mb gb tb k m g ms s sec min h hz khz mhz ghz mm cm km kg w kw v fps px".split())
 
@@ -307,69 +291,7 @@ def _derived(word: str, english: frozenset[str]) -> bool:
 _SWAPPED_STOPWORDS: dict[str, str] = {"".join(sorted(w)): w for w in sorted(STOPWORDS) if w.isalpha()}
 
 
-#: A short message thanking, asking nothing and naming nothing the docs know is an
-#: acknowledgement, whatever its other words ("thanks, you're a star").
-_THANKS: frozenset[str] = frozenset("thanks thank thx ty tysm cheers appreciate appreciated".split())
-#: Question words and the verbs that open a question or a request ("can you", "show me").
-ASKING: frozenset[str] = frozenset(
-    "how what why where when which who can could does do did is are should would will show tell give".split())
-#: Longer than this, a message with thanks in it may well carry a request.
-_ACK_WORDS = 12
-#: A message of only common words this short is small talk ("how are you", "got it"), unless it
-#: asks what a phrase is (``_asks_what``).
-_SHORT_CHAT = 4
-#: Words for the one spoken to: "how are you" asks about the bot, "what is if let" about the docs.
-_YOU: frozenset[str] = frozenset("you u ya your yours yourself youre".split())
-#: "anyone around?", "is anybody here", "u there?": asking whether someone is there, not a question.
-_PRESENCE = re.compile(
-    r"^\W*(?:(?:yo|hey|hi|hello|sup|ok|okay|so)\b\W*)*(?:is\s+|are\s+)?"
-    r"(?:(?:any|some)(?:one|body)|you|u|y'?all|ppl|people)\s+(?:around|here|there|online|awake|on)\W*$",
-    re.IGNORECASE,
-)
-
-
-#: Praise: "uv is awesome", "lol this framework is so cool", "love this tool" (``_is_praise``).
-_PRAISE: frozenset[str] = frozenset(
-    "cool awesome great amazing nice neat brilliant fantastic excellent incredible wonderful superb".split())
-_COPULA: frozenset[str] = frozenset("is are s looks seems was".split())
-_PRAISE_SKIPPED: frozenset[str] = frozenset("so really pretty super very truly a lot much".split())
-
-
-def _is_praise(words: list[str]) -> bool:
-    """Whether a message only praises something ("uv is awesome", "love this tool"), asking nothing."""
-    split = [part for w in words for part in (w.split("'") if w.endswith("'s") else [w.split("'")[0]])]
-    rest = [w for w in split if w not in FILLER and w not in _THANKS and w not in _PRAISE_SKIPPED]
-    if not rest or rest[0] in ASKING:
-        return False
-    if rest[0] in ("love", "loving"):
-        return 2 <= len(rest) <= 4
-    return 2 <= len(rest) <= 5 and rest[-1] in _PRAISE and rest[-2] in _COPULA
-
-
-def _is_small_talk(words: list[str], lexicon: Lexicon, *, asks: bool = False) -> bool:
-    if not words:
-        return False
-    if not asks and len(words) <= _ACK_WORDS and _is_praise(words):
-        return True
-    bases = [w.split("'")[0] for w in words]  # "how's" -> "how", "bot's" -> "bot"
-    content = [w for w in bases if w and w not in STOPWORDS and w not in FILLER and w not in SMALL_TALK]
-    if not content:
-        # "how are you", "got it", "hey how's it going": short, or chatting. A longer message of
-        # only common words, or a short one asking what a phrase is, asks about what the docs write
-        # in such words ("what is if let?", "what is if let used for").
-        return ((len(words) <= _SHORT_CHAT and not _asks_what(bases))
-                or any(w in FILLER or w in SMALL_TALK for w in bases))
-    # An empty lexicon knows no word, so nothing would count as naming what the docs cover.
-    return (not asks and not lexicon.empty and len(words) <= _ACK_WORDS and any(w in _THANKS for w in bases)
-            and not any(w in ASKING for w in bases) and not any(_names_docs(w, lexicon) for w in content))
-
-
-def _asks_what(bases: list[str]) -> bool:
-    """Whether a short message asks what a phrase is ("what is if let"), not how the bot is."""
-    return len(bases) >= 3 and bases[0] in ASKING and not any(w in _YOU for w in bases)
-
-
-def _names_docs(word: str, lexicon: Lexicon) -> bool:
+def _names_docs(word: str, *, lexicon: Lexicon) -> bool:
     """Whether ``word``, or the docs' word it is a typo of ("instal"), occurs in the collection."""
     if lexicon.knows(word):
         return True
@@ -391,7 +313,8 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
     protected, quoted = _protect_quotes(strip_markup(message))
     normalised = normalise_chat(protected)
     cleaned = _restore(normalised, quoted)
-    if _PRESENCE.match(cleaned) or _is_small_talk(tokens(cleaned), lexicon, asks="?" in cleaned):
+    knows = None if lexicon.empty else partial(_names_docs, lexicon=lexicon)
+    if is_small_talk(cleaned, knows=knows):
         return QueryAnalysis(text="", small_talk=True)
     text, corrections = _clean_words(docs_versions(normalised, lexicon), lexicon)
     return QueryAnalysis(text=_restore(text, quoted), corrections=corrections)

@@ -140,7 +140,7 @@ def test_filler_is_left_out_and_typos_fixed() -> None:
     "and then?", "me too",
     # Praise asks nothing, whatever it praises.
     "lol this framework is so cool", "hey thanks a lot uv is awesome", "gazebo's amazing!",
-    "love this tool", "the docs are really great",
+    "the docs are really great",
 ])
 def test_small_talk_is_recognised(message: str) -> None:
     assert understand(message, LEXICON).small_talk
@@ -162,7 +162,7 @@ def test_thanks_naming_nothing_the_docs_know_is_small_talk(message: str) -> None
     "what is if let used for", "what's if let for, and when should i use it", "what is if let?",
     "what is self?",
     "great, now the ubuntu install fails", "is gazebo cool?", "gazebo is cool but how do i install it",
-    "love how the planner works but it crashes on ubuntu",
+    "love how the planner works but it crashes on ubuntu", "love that it crashes", "loving this error",
 ])
 def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
     assert not understand(message, LEXICON).small_talk

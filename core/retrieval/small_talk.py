@@ -1,0 +1,105 @@
+"""Small talk: a message that greets, thanks, praises or chats, and asks the docs nothing.
+
+Such a message gets a short friendly reply instead of a search that finds nothing ("not
+found" to "thanks!" reads as a rebuff). Decided from the message's words alone, and, for a
+short thank-you naming something, whether the docs know that name (``knows``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from core.retrieval.terms import STOPWORDS, tokens
+
+#: Words that carry tone, not topic, in chat messages.
+FILLER: frozenset[str] = frozenset(
+    """
+    lol lmao rofl haha hahaha heh hmm hmmm umm um uh ah oh ok okay okey k yo hey hi hello hiya sup
+    guys folks pls plz please thx thanks thank ty tysm cheers kinda sorta btw tbh imo imho idk afaik
+    fyi iirc ngl rn omg wtf jk anyway anyways actually basically literally really super totally quick
+    question q random somebody someone anyone anybody mate dude bro ya yeah yep nope yup
+""".split()
+)
+#: Words that, with filler and stop words, make a message small talk when nothing else is left.
+SMALL_TALK: frozenset[str] = frozenset(
+    """
+    bot thanks thank thx ty helped help helpful fixed works worked working great awesome nice cool
+    perfect amazing brilliant good morning evening night afternoon day bye goodbye later see alive
+    going doing up there ton lot much appreciate appreciated
+""".split()
+)
+
+
+#: A short message thanking, asking nothing and naming nothing the docs know is an
+#: acknowledgement, whatever its other words ("thanks, you're a star").
+_THANKS: frozenset[str] = frozenset("thanks thank thx ty tysm cheers appreciate appreciated".split())
+#: Question words and the verbs that open a question or a request ("can you", "show me").
+ASKING: frozenset[str] = frozenset(
+    "how what why where when which who can could does do did is are should would will show tell give".split())
+#: Longer than this, a message with thanks in it may well carry a request.
+_ACK_WORDS = 12
+#: A message of only common words this short is small talk ("how are you", "got it"), unless it
+#: asks what a phrase is (``_asks_what``).
+_SHORT_CHAT = 4
+#: Words for the one spoken to: "how are you" asks about the bot, "what is if let" about the docs.
+_YOU: frozenset[str] = frozenset("you u ya your yours yourself youre".split())
+#: "anyone around?", "is anybody here", "u there?": asking whether someone is there, not a question.
+_PRESENCE = re.compile(
+    r"^\W*(?:(?:yo|hey|hi|hello|sup|ok|okay|so)\b\W*)*(?:is\s+|are\s+)?"
+    r"(?:(?:any|some)(?:one|body)|you|u|y'?all|ppl|people)\s+(?:around|here|there|online|awake|on)\W*$",
+    re.IGNORECASE,
+)
+
+
+#: Praise: "uv is awesome", "lol this framework is so cool" (``_is_praise``).
+_PRAISE: frozenset[str] = frozenset(
+    "cool awesome great amazing nice neat brilliant fantastic excellent incredible wonderful superb".split())
+_COPULA: frozenset[str] = frozenset("is are s looks seems was".split())
+_PRAISE_SKIPPED: frozenset[str] = frozenset("so really pretty super very truly a lot much".split())
+
+
+def _is_praise(words: list[str]) -> bool:
+    """Whether a message only praises something ("uv is awesome"), asking nothing.
+
+    Only "X is <praise>": "love that it crashes" and "loving this error" complain.
+    """
+    split = [part for w in words for part in (w.split("'") if w.endswith("'s") else [w.split("'")[0]])]
+    rest = [w for w in split if w not in FILLER and w not in _THANKS and w not in _PRAISE_SKIPPED]
+    if not rest or rest[0] in ASKING:
+        return False
+    return 2 <= len(rest) <= 5 and rest[-1] in _PRAISE and rest[-2] in _COPULA
+
+
+def _is_small_talk(words: list[str], knows: Callable[[str], bool] | None, *, asks: bool = False) -> bool:
+    if not words:
+        return False
+    if not asks and len(words) <= _ACK_WORDS and _is_praise(words):
+        return True
+    bases = [w.split("'")[0] for w in words]  # "how's" -> "how", "bot's" -> "bot"
+    content = [w for w in bases if w and w not in STOPWORDS and w not in FILLER and w not in SMALL_TALK]
+    if not content:
+        # "how are you", "got it", "hey how's it going": short, or chatting. A longer message of
+        # only common words, or a short one asking what a phrase is, asks about what the docs write
+        # in such words ("what is if let?", "what is if let used for").
+        return ((len(words) <= _SHORT_CHAT and not _asks_what(bases))
+                or any(w in FILLER or w in SMALL_TALK for w in bases))
+    # An empty lexicon knows no word, so nothing would count as naming what the docs cover.
+    return (not asks and knows is not None and len(words) <= _ACK_WORDS and any(w in _THANKS for w in bases)
+            and not any(w in ASKING for w in bases) and not any(knows(w) for w in content))
+
+
+def _asks_what(bases: list[str]) -> bool:
+    """Whether a short message asks what a phrase is ("what is if let"), not how the bot is."""
+    return len(bases) >= 3 and bases[0] in ASKING and not any(w in _YOU for w in bases)
+
+
+def is_small_talk(message: str, *, knows: Callable[[str], bool] | None) -> bool:
+    """Whether ``message`` (cleaned of markup and chat forms) is small talk.
+
+    Args:
+        message: the message.
+        knows: whether the docs know a word (or the word it is a typo of); None when the
+            collection's vocabulary is unknown yet (nothing then counts as naming the docs).
+    """
+    return _PRESENCE.match(message) is not None or _is_small_talk(tokens(message), knows, asks="?" in message)
