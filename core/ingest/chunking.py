@@ -70,9 +70,14 @@ def document_hash(
 
     The raw content, the chunker version and settings, the URL, title and tags
     (which land in every chunk's payload, and change with ``base_url`` or ``slug``
-    without the file changing), and the parser when its format names one.
+    without the file changing), the parser when its format names one, and the text read
+    (since ``CHUNKER_VERSION`` 4): what other files put in a page changes it too (a partial
+    it shows, the title a cross-reference shows, the address of a page it links to).
     """
     digest = hashlib.sha256()
+    for section in doc.sections:
+        for part in (*section.headings, "\x1d", *section.blocks):
+            digest.update(part.encode() + b"\x1e")
     for part in (
         CHUNKER_VERSION, str(target_chars), str(max_chars), str(overlap_chars), str(title_repeat),
         doc.url, doc.title, "\x1f".join(doc.tags), doc.raw_sha256,

@@ -77,7 +77,7 @@ TEMPLATES_PARSER = "templates-3"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.
 ATTRIBUTES_PARSER = "attributes-1"
 #: Pages including files (mdBook's ``{{#include file}}``, MkDocs' ``{* file *}``): 1: an include line
-#: outside code was read as text; 2: it is a code block of its own, which no answer quotes.
+#: outside code was read as text; 2: the sentence introducing one ends in a full stop, not a colon.
 INCLUDES_PARSER = "includes-2"
 #: Pages defining or making reference links (``[ref]: url``, ``[a][ref]``), whose references and
 #: definitions were read as text before (``-2``: a definition may give its URL on the next line;
@@ -267,21 +267,14 @@ def load_file(
     if parse is None:
         raise IngestSourceError(f"{path}: unsupported file type {suffix or '(none)'!r}")
     raw = read_regular_file(path, root=root, follow_symlinks=follow_symlinks)
-    text = decode_text(raw, name=str(path))
     relative = path.relative_to(root).as_posix()
-    whole = text
-    if suffix in MARKDOWN_SUFFIXES | MDX_SUFFIXES:
-        whole = with_partials(text, path=path, read=functools.partial(
-            read_regular_file, root=root, follow_symlinks=follow_symlinks))
-    try:
-        with reading_from(targets, relative):
-            parsed = parse(whole)
-    except IngestSourceError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
-        raise IngestSourceError(f"{path}: {exc}") from exc
+    with reading_from(targets, relative):
+        parsed, shows_partials = _parse(parse, decode_text(raw, name=str(path)), path=path, root=root,
+                                        follow_symlinks=follow_symlinks)
     listed = None if parsed.title else (titles or {}).get(relative)
     title = parsed.title or listed or _named_by_file(parsed.opening, relative)
     parser = "+".join(p for p in (parsed.parser, TOC_TITLE_PARSER if listed else "",
-                                  PARTIALS_PARSER if whole != text else "") if p)
+                                  PARTIALS_PARSER if shows_partials else "") if p)
     sections = parsed.sections
     if base_url is not None:
         sections, linked = site_links(
@@ -307,6 +300,19 @@ def load_file(
     )
 
 
+def _parse(parse: Callable[[str], Parsed], text: str, *, path: Path, root: Path, follow_symlinks: bool
+           ) -> tuple[Parsed, bool]:
+    """The page parsed, with the partials it shows (Markdown), and whether it shows any."""
+    whole = text
+    if path.suffix.lower() in MARKDOWN_SUFFIXES | MDX_SUFFIXES:
+        whole = with_partials(text, path=path, read=functools.partial(
+            read_regular_file, root=root, follow_symlinks=follow_symlinks))
+    try:
+        return parse(whole), whole != text
+    except IngestSourceError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
+        raise IngestSourceError(f"{path}: {exc}") from exc
+
+
 def _published_url(root: Path, page: str, *, base_url: str) -> str:
     """The address the site serves ``page`` (a path in the docs) at, after its ``slug`` or ``id``.
 
@@ -315,7 +321,7 @@ def _published_url(root: Path, page: str, *, base_url: str) -> str:
     """
     path = root / page
     front_matter: dict[str, Any] = {}
-    if path.suffix.lower() in (".md", ".mdx"):
+    if path.suffix.lower() in MARKDOWN_SUFFIXES | MDX_SUFFIXES:
         try:
             state = path.stat()
             front_matter = _front_matter_of(path, root, state.st_mtime_ns, state.st_size)
@@ -326,8 +332,10 @@ def _published_url(root: Path, page: str, *, base_url: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _front_matter_of(path: Path, root: Path, mtime_ns: int, size: int) -> dict[str, Any]:
-    """The front matter of the Markdown page at ``path``; cached while the file is unchanged (pages
-    link to the same pages over and over)."""
+    """The front matter of the Markdown page at ``path``, cached while the file is unchanged.
+
+    Pages link to the same pages over and over; the dict is shared, and only read.
+    """
     del mtime_ns, size  # only the cache's key: a changed file is read again
     text = decode_text(read_regular_file(path, root=root), name=str(path))
     return parse_front_matter(text)[0]

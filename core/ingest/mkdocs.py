@@ -11,9 +11,9 @@ are (``core.ingest.myst``); nested blocks are read too.
 A code annotation's marker (``# (1)!``) is left out of the code.
 Lines that include another file (``--8<-- "file.md"``, ``{* file *}``, ``{! file !}``) are dropped
 from notes and tabs (the included file is not there to read); on the page ``parse_markdown``
-reads each as a code block of its own. mkdocstrings' ``::: httpx.Client`` and its indented
-options read as the object's name and the members they list (the site renders their docstrings
-there, from code ingest does not read).
+drops them too, ending the sentence that introduced one with a full stop. mkdocstrings'
+``::: httpx.Client`` and its indented options read as the object's name and the members they
+list (the site renders their docstrings there, from code ingest does not read).
 Pure functions over text; code fences are left as written, but for the indentation a note's
 or a tab's content loses (tabs count four columns, as in Python-Markdown).
 """
@@ -81,7 +81,7 @@ def mkdocs_to_markdown(text: str, *, depth: int = 0) -> str:
             i = end + 1  # a block of file names, up to its closing marker
         elif not INCLUDE_LINE.match(line) or depth == 0:
             # In a note or a tab an include is dropped: a note holding only one is empty. On the
-            # page, ``parse_markdown`` reads it as a code block no answer quotes.
+            # page, ``parse_markdown`` drops it and ends the sentence introducing it.
             out.append(line)
     if fences.fence is not None and depth > 0:
         out.append(fences.fence)  # a note's code ends with the note, as Python-Markdown reads it

@@ -79,7 +79,7 @@ def for_html(expression: str) -> bool:
 
 
 def shown_text(role_text: str) -> str:
-    """What a cross-reference role shows: ``title <target>`` -> title, ``~a.b.c`` -> c, ``!x``/``.x`` -> x.
+    """What a cross-reference role shows: ``title <target>`` -> title, ``~a.b.c`` -> c, ``!x`` -> x.
 
     ``role_text`` is as docutils hands it to a role: an escaped character follows a NUL
     (``:ref:`a \\<b>``` is no target), or, in raw source, a backslash. Roles that show their
@@ -90,20 +90,23 @@ def shown_text(role_text: str) -> str:
     if text.endswith(">") and start > 0 and text[start - 1] not in "\x00\\":
         text = text[:start].rstrip()
     text = _unescape(text).replace("\\<", "<").lstrip("!")
-    if text[:1] == "." and text[1:2].isalpha():
-        text = text[1:]  # ".Request.meta": a name searched for as a suffix, shown without its dot
     if text.startswith("~"):
         text = text[1:].rsplit(".", 1)[-1]
     return text
 
 
 def role_shown(role: str, text: str) -> str:
-    """What ``:role:`text``` shows: ``shown_text``, or for a ``ref`` or ``doc`` naming no title, the
-    title of the section or page it names (``core.ingest.sphinx_targets``), when known."""
+    """What ``:role:`text``` shows, a ``ref`` or ``doc`` naming no title showing what it names.
+
+    That is the title of the section or page (``core.ingest.sphinx_targets``), when known; a code
+    role's ``.Request.meta`` (a name searched for as a suffix) shows without its dot.
+    """
     shown = shown_text(text)
     kind = role.split(":")[-1]
     if kind in ("ref", "doc") and not text.rstrip().endswith(">"):
         return target_title(kind, shown) or shown
+    if kind in CODE_ROLES and shown[:1] == "." and shown[1:2].isalpha():
+        return shown[1:]
     return shown
 
 

@@ -145,7 +145,7 @@ async def ingest_path(
         summary=summary, batch_size=batch_size, title_repeat=title_repeat,
         lexicon=None if options.dry_run else lexicon, dry_run=options.dry_run,
     )
-    read = functools.partial(read_regular_file, root=root)
+    read = functools.partial(read_regular_file, root=root, follow_symlinks=options.follow_symlinks)
     loader = functools.partial(_load_and_chunk, root=root, base_url=base_url, title_repeat=title_repeat,
                                follow_symlinks=options.follow_symlinks, titles=book_titles(root, read),
                                targets=sphinx_targets(root, scan.files, read))

@@ -666,10 +666,23 @@ def test_a_cut_code_block_ends_where_its_brackets_close() -> None:
     assert "'k12': 12" in render_block(Block("code", "```py\n" + "\n".join(brackets) + "\n```"))
 
 
+def test_a_cut_code_block_keeps_the_line_asked_about() -> None:
+    body = ["def main():", *(f"    step_{i} = run({i})" for i in range(12)), "    client = Client(",
+            "        timeout_seconds=30,", "    )", *(["    x = 1"] * 10)]
+    quoted = render_block(Block("code", "```py\n" + "\n".join(body) + "\n```"),
+                          focus=frozenset(content_terms("timeout_seconds")))
+    assert "timeout_seconds=30," in quoted
+    long_line = "// highlight-start" + " " * 45_000 + "x"  # read as written, and in linear time
+    long_code = "```js\n" + "\n".join([long_line, *(["a"] * 20)]) + "\n```"
+    assert long_line in render_block(Block("code", long_code))
+
+
 def test_docusaurus_magic_comments_are_not_quoted() -> None:
     code = ("```jsx\ndispatch(a())\n// highlight-start\ndispatch(b())\n// highlight-end\n"
             "{/* highlight-next-line */}\n<X />\n```")
     assert render_block(Block("code", code)) == "```jsx\ndispatch(a())\ndispatch(b())\n<X />\n```"
+    example = "```md\n// highlight-next-line\n```"  # a Markdown page showing how to write one
+    assert render_block(Block("code", example)) == example
 
 
 def test_a_tilde_fence_is_quoted_with_backticks_which_chat_shows_as_code() -> None:

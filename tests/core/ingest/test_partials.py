@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from core.ingest.chunking import document_hash
 from core.ingest.loaders import load_file
 from core.ingest.partials import is_partial
 from core.ingest.walk import scan_folder
@@ -60,6 +61,22 @@ def test_a_partial_s_text_stands_where_the_page_shows_it(tmp_path: Path) -> None
         "```jsx\n<Warning />\n```",  # code shows the component as written
     ]
     assert "partials-1" in doc.parser.split("+")
+
+
+def test_a_page_is_stored_again_when_a_partial_it_shows_changes(tmp_path: Path) -> None:
+    root = _docs(tmp_path)
+    page = root / "tutorials" / "basics" / "part-1.md"
+    before = document_hash(load_file(page, root=root))
+    (root / "components" / "_Warning.mdx").write_text("Another warning.\n", encoding="utf-8")
+    assert document_hash(load_file(page, root=root)) != before  # the page's own bytes did not change
+
+
+def test_a_loop_of_links_on_an_import_path_is_no_traceback(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    page = tmp_path / "page.mdx"
+    page.write_text("import Loop from './a/_Loop.mdx';\n\n# P\n\nText.\n\n<Loop />\n")
+    assert load_file(page, root=tmp_path).sections[0].blocks == ["Text."]
 
 
 def test_partials_are_no_pages_but_hugo_s_section_index_is(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import core.ingest.rst as rst
 from core.ingest.chunking import document_hash
 from core.ingest.loaders import load_file
 from core.ingest.rst import parse_rst
-from core.ingest.sphinx_markup import shown_text
+from core.ingest.sphinx_markup import role_shown, shown_text
 from core.ingest.text import parse_plain_text
 from core.ingest.urls import sphinx_url
 
@@ -104,8 +104,9 @@ def test_sphinx_roles_read_as_what_they_show() -> None:
     assert shown_text("Title <target>") == "Title"
     assert shown_text("~a.b.c") == "c"
     assert shown_text("!plain") == "plain"
-    assert shown_text(".Request.meta") == "Request.meta"  # searched as a suffix, shown without the dot
-    assert shown_text("../guide") == "../guide"
+    assert role_shown("attr", ".Request.meta") == "Request.meta"  # searched as a suffix: no dot shown
+    assert role_shown("term", ".NET") == ".NET"
+    assert role_shown("doc", "../guide") == "../guide"
 
 
 def test_notes_versions_tables_signatures_and_lists_keep_their_shape() -> None:
