@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from core.ingest.fences import backtick_fence
 from core.ingest.inline import attribute
 from core.ingest.markdown import DELIMITER_ROW_RE, INCLUDE_LINE
 from core.retrieval.terms import carries_on, content_terms, introduces_next, refers_back
@@ -305,8 +306,7 @@ def _backtick_fenced(lines: list[str]) -> list[str]:
     fence = _FENCE_RE.match(lines[0])
     if fence is None or not fence.group(1).startswith("~"):
         return lines
-    runs = [len(m.group(1)) + 1 for line in lines[1:] if (m := re.match(r"\s*(`+)", line))]
-    ticks = "`" * max([3, *runs])
+    ticks = backtick_fence(lines[1:])
     indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
     opening = f"{indent}{ticks}{lines[0].lstrip()[len(fence.group(1).strip()):]}"
     if len(lines) > 1 and lines[-1].strip().startswith(fence.group(1).strip()):

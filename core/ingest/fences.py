@@ -75,9 +75,14 @@ def _indented_code(lines: list[str], start: int) -> tuple[list[str], int]:
                 break
             end = k + 1
     body = [_dedent_code(line).rstrip() for line in lines[start:end]]
-    longest = max((len(m[0]) for line in body if (m := re.match(r"[ \t]*(`{3,})", line))), default=2)
-    fence = "`" * max(3, longest + 1)
+    fence = backtick_fence(body)
     return [fence, *body, fence], end
+
+
+def backtick_fence(body: list[str]) -> str:
+    """A backtick fence for code ``body``: longer than any run of backticks opening one of its lines."""
+    longest = max((len(m[1]) for line in body if (m := re.match(r"[ \t]*(`{3,})", line))), default=2)
+    return "`" * max(3, longest + 1)
 
 
 def _dedent_code(line: str) -> str:
