@@ -81,8 +81,8 @@ _BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)[*+-](?=[ \t]+\S)(?![ \t]*(?:[*+-][
 _MD_ITALIC_RE = re.compile(r"(?<![*\w])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![*\w])")
 
 
-def _slack_emphasis(prose: str) -> str:
-    return _MD_BOLD_RE.sub(r"*\1*", _MD_ITALIC_RE.sub(r"_\1_", prose))
+#: Stands for a bold marker while italics are rewritten (a private-use character, never typed).
+_BOLD = "\ue001"
 
 
 def _emphasis(text: str) -> str:
@@ -93,7 +93,10 @@ def _emphasis(text: str) -> str:
         if fences.code(line):
             continue
         line = _BULLET_RE.sub(lambda m: f"{m['indent']}\u2022", line)
-        lines[k] = outside_code_spans(line, _slack_emphasis)
+        # Bold may wrap code ("**`--frozen`**"); italics are read outside code only.
+        line = _MD_BOLD_RE.sub(rf"{_BOLD}\1{_BOLD}", line)
+        line = outside_code_spans(line, lambda prose: _MD_ITALIC_RE.sub(r"_\1_", prose))
+        lines[k] = line.replace(_BOLD, "*")
     return "\n".join(lines)
 
 

@@ -23,6 +23,7 @@ def test_italics_and_bullets_read_in_slack_as_in_markdown() -> None:
     assert text == ("A _path operation_ is *not* `a*b*c`, 2 * 3 * 4.\n\n\u2022 _Swagger UI_: at `/docs`\n"
                     "  \u2022 nested\n\n```\nx = a * b * c\n* not an item\n```")
     assert markdown_to_mrkdwn(escape("`` `*args*` `` and *it*\n* * *")) == "`` `*args*` `` and _it_\n* * *"
+    assert markdown_to_mrkdwn(escape("**`--frozen`** is *it*")) == "*`--frozen`* is _it_"  # bold wraps code
 
 
 def test_every_fence_is_one_slack_knows() -> None:
