@@ -65,8 +65,13 @@ def _shown(rows: list[list[str]]) -> list[str]:
         body = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
                 for row in rows]
         rule = "  ".join("-" * w for w in widths)
+        if not any(rows[0]):  # a table without a header (reST's simple tables may have none)
+            return ["```", *body[1:], "```"]
         return ["```", body[0], rule, *body[1:], "```"]
     header, items = rows[0], []
+    if len(rows) == 2:  # one row: each cell under its column's name ("Default: ...", not the value alone)
+        pairs = zip(header, rows[1], strict=True)
+        return [f"- {name}: {cell}" if name else f"- {cell}" for name, cell in pairs if cell]
     for row in rows[1:]:
         named = [f"{name}: {cell}" if name else cell
                  for name, cell in zip(header[1:], row[1:], strict=True) if cell]

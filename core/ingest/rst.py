@@ -281,8 +281,11 @@ def _table(node: nodes.Element) -> str:
     if not rows:
         return ""
     width = max(len(r) for r in rows)
+    if not header_rows:  # Markdown's first row is a header: a table without one gets an empty one
+        rows.insert(0, [""] * width)
+        header_rows = 1
     lines = [f"| {' | '.join(r + [''] * (width - len(r)))} |" for r in rows]
-    lines.insert(max(header_rows, 1), f"|{'---|' * width}")
+    lines.insert(header_rows, f"|{'---|' * width}")
     return "\n".join(lines)
 
 

@@ -76,6 +76,11 @@ def test_a_narrow_table_is_aligned_code_and_a_wide_one_a_list() -> None:
     assert tables_for_chat("| a | b |\n|---|---|\n| | " + "y " * ALIGNED_WIDTH + "|") == (
         f"- b: {'y ' * (ALIGNED_WIDTH - 1)}y")  # no first cell: its row is named by the others
     assert tables_for_chat("a | b\n" + " " * 20_000 + "x") == "a | b\n" + " " * 20_000 + "x"  # linear
+    one_row = '| Default | CLI Override |\n|---|---|\n| `"as-needed"` | ' + "z " * ALIGNED_WIDTH + "|"
+    wide_cell = "z " * (ALIGNED_WIDTH - 1) + "z"
+    assert tables_for_chat(one_row) == f'- Default: "as-needed"\n- CLI Override: {wide_cell}'
+    headerless = "| | |\n|---|---|\n| rule | the URL rule |\n| endpoint | its name |"
+    assert tables_for_chat(headerless) == "```\nrule      the URL rule\nendpoint  its name\n```"
 
 
 def test_slack_and_discord_show_a_table_as_aligned_code() -> None:

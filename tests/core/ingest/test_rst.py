@@ -119,6 +119,12 @@ def test_notes_versions_tables_signatures_and_lists_keep_their_shape() -> None:
     assert options[3] == "1. Build it\n  ```bash\n  make install\n  ```\n2. Check it\n  - `make test`"
 
 
+def test_a_table_without_a_header_keeps_its_first_row_as_a_row() -> None:
+    table = "=====  ============\nrule   the URL rule\nname   its endpoint\n=====  ============\n"
+    _, sections = parse_rst(table)
+    assert sections[0].blocks == ["|  |  |\n|---|---|\n| rule | the URL rule |\n| name | its endpoint |"]
+
+
 def test_what_a_page_writes_under_an_autodoc_directive_is_read() -> None:
     _, sections = parse_rst(".. autoclass:: Request\n   :members:\n\n   A request to send.\n\n"
                             "   .. attribute:: Request.meta\n\n      A dict of arbitrary metadata.\n\n"
