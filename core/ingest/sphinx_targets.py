@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import IngestSourceError
+from core.ingest.text import decode_text
 
 #: ``.. _label:`` (an explicit target; ``.. _a: https://...`` names a link, not a section).
 _LABEL = re.compile(r"\.\.\s+_(?P<label>[^:`\n][^:\n]*|`[^`\n]+`):\s*$")
@@ -48,7 +49,7 @@ def sphinx_targets(root: Path, pages: Iterable[Path], read: Callable[[Path], byt
         if path.suffix.lower() != ".rst":
             continue
         try:
-            text = read(path).decode("utf-8", errors="replace")
+            text = decode_text(read(path), name=str(path))
         except (IngestSourceError, OSError):
             continue
         page_title, page_labels = _scan(text.splitlines())
