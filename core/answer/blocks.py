@@ -36,12 +36,12 @@ _SENTENCE_ENDS = (".", ":", ";", ",", "!", "?", ")")
 _FULL_STOPS = (".", "!", "?", ".)", '."', ".**")
 #: Words Title Case leaves in lower case.
 _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by from as vs via per".split())
-#: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
-#: and "Default: 8080" are values, not labels.
 #: A label naming an option, a prop or a function (a reference entry's heading), one word of code.
 _NAME_LABEL_RE = re.compile(r"^(?!.*://)[A-Za-z_$-](?:[\w$.:/-]{0,38}[\w$])?(?:\(\))?$")
 #: Values a one-word line may hold after "Its default is:": what it names, not a label.
 _LITERALS = frozenset("true false null none nil yes no on off undefined".split())
+#: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
+#: and "Default: 8080" are values, not labels.
 _LABEL_COLON_RE = re.compile(r"(?<!\d):|:(?!\s*[A-Z])")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
@@ -74,9 +74,10 @@ class Block:
     def is_label(self) -> bool:
         """A heading's words as a line of text ("Expected Output"): how chunking labels a merged part.
 
-        Only Title Case counts ("Day 1: Introduction to Gazebo", "Setup"), or one name written as
-        code is ("href", "server.host"): a short line of prose without a full stop ("See the proxy
-        reference", "Default: 8080") is no label.
+        Title Case counts ("Day 1: Introduction to Gazebo", "Setup"), so does one name a reference
+        entry is headed by ("href", "server.host") and a path of merged headings ("Installation
+        methods > Cargo"): a short line of prose without a full stop ("See the proxy reference",
+        "Default: 8080") is no label.
         """
         text = self.text
         if self.kind == "para" and " > " in text and "\n" not in text:
@@ -357,8 +358,6 @@ _NOTATION_RE = re.compile(
 _MARKDOWN_FENCE_RE = re.compile(r"\s*(?:`{3,}|~{3,})\s*(?:md|markdown|mdx)\b", re.IGNORECASE)
 #: A magic comment is short; longer lines are not matched at all (the pattern is not linear on them).
 _MAGIC_CHARS = 80
-#: A line of code longer than this is not read for brackets (quoted strings are not linear to skip).
-_BRACKET_LINE_CHARS = 400
 #: A line holding only a Docusaurus magic comment: ``// highlight-next-line``, ``{/* highlight-start */}``.
 _MAGIC_COMMENT_RE = re.compile(
     r"\s*(?://|#|--|;|/\*|\{/\*|<!--)\s*highlight-(?:next-line|start|end)\s*(?:\*/\}?|-->)?\s*$")
@@ -458,6 +457,8 @@ def _earliest_start(lines: list[str], first: int, last: int, size: int) -> int:
     return start
 
 
+#: A line of code longer than this is not read for brackets (quoted strings are not linear to skip).
+_BRACKET_LINE_CHARS = 400
 #: A quoted string on one line: brackets inside it are text.
 _STRING_RE = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
 #: A comment to the end of the line (``# ...``, ``// ...``) after a space or at its start.

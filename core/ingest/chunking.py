@@ -442,8 +442,9 @@ def _tail(text: str, limit: int) -> str:
             space = re.search(r"\s", tail)
             tail = tail[space.end() :] if space else ""
         if tail.count("`") % 2:  # it opens inside a code span: "'delayed'` flag on ..." from its middle
-            space = re.search(r"\s", tail[tail.find("`") + 1 :])
-            tail = tail[tail.find("`") + 1 + space.end() :] if space else ""
+            after = tail.find("`") + 1
+            space = re.search(r"\s", tail[after:])
+            tail = tail[after + space.end() :] if space else ""
     if "```" in tail or "~~~" in tail:
         return ""  # never carry half a fence into the next chunk
     return tail.strip()

@@ -13,9 +13,9 @@ from core.ingest.front_matter import text_value
 #: Stems that stand for their folder in URLs and titles (Docusaurus, and Hugo's section page ``_index.md``).
 INDEX_STEMS = frozenset({"index", "readme", "_index"})
 _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]+\s*(?=[^-_.\s])")
-#: Names Docusaurus reads no ordering prefix in: date-like (``2024-01-31-release``, ``01-02-x``) or
-#: version-like (``1.1-intro``, ``8.0``): its ``DefaultNumberPrefixParser``'s ignored patterns.
-_NO_PREFIX = re.compile(r"^(?:\d{2}|\d{4})[-_.]\d{2}|^\d+[-_.]\d")
+#: Names Docusaurus reads no ordering prefix in: version-like (``1.1-intro``, ``8.0``), which takes
+#: in its date-like ones (``2024-01-31-release``): its ``DefaultNumberPrefixParser``'s ignored patterns.
+_NO_PREFIX = re.compile(r"^\d+[-_.]\d")
 
 
 def strip_number_prefix(name: str) -> str:
