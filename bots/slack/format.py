@@ -66,13 +66,12 @@ _MD_BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
 def markdown_to_mrkdwn(escaped: str) -> str:
     """Turn the Markdown that docs quote into Slack mrkdwn (input already escaped).
 
-    ``[text](https://...)`` becomes ``<url|text>``, ``*italics*`` ``_italics_`` and ``**bold**``
-    ``*bold*`` (``_emphasis``), a list's ``*`` or ``-`` a bullet, a fence is plain ```` ``` ````
-    (``_slack_fences``) and a list numbered "1. 1. 1." reads "1. 2. 3." (Slack shows numbers
-    as written).
+    ``[text](https://...)`` becomes ``<url|text>``, emphasis, bullets and fences are written as
+    Slack reads them (``_emphasis_and_fences``) and a list numbered "1. 1. 1." reads "1. 2. 3."
+    (Slack shows numbers as written).
     """
     text = _MD_LINK_RE.sub(lambda m: f"<{m.group(2).replace(' ', '%20')}|{m.group(1)}>", escaped)
-    return _numbered(_slack_fences(_emphasis(text)))
+    return _numbered(_emphasis_and_fences(text))
 
 
 #: A list item's marker; Slack shows "* " and "- " as typed (a rule, "* * *", is no item).
@@ -85,12 +84,25 @@ _MD_ITALIC_RE = re.compile(r"(?<![*\w])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![*\w])")
 _BOLD = "\ue001"
 
 
-def _emphasis(text: str) -> str:
-    """Markdown's emphasis and bullets as Slack writes them, outside code: Slack reads ``*x*`` as bold."""
+def _emphasis_and_fences(text: str) -> str:
+    """Markdown's emphasis, bullets and fences as Slack writes them, in one pass over the lines.
+
+    Outside code, ``*x*`` becomes ``_x_`` (Slack reads it as bold), ``**x**`` ``*x*`` and a list's
+    ``*`` or ``-`` a bullet. Every fence's opening and closing line is a bare ```` ``` ````, the
+    only fence Slack knows: it prints a language tag as the first code line, the fourth backtick
+    of a fence showing a fence ("````md") as a stray backtick, and ``~~~`` as text. A fence shown
+    inside the code would end Slack's block: a zero-width space parts its first two backticks.
+    """
     lines = text.split("\n")
     fences = Fences()
     for k, line in enumerate(lines):
+        inside = fences.fence is not None
         if fences.code(line):
+            if not inside or fences.fence is None:
+                indent = line[: len(line) - len(line.lstrip(" \t"))]
+                lines[k] = f"{indent}```"
+            elif "```" in line:
+                lines[k] = line.replace("```", "`\u200b``")
             continue
         line = _BULLET_RE.sub(lambda m: f"{m['indent']}\u2022", line)
         # Bold may wrap code ("**`--frozen`**"); italics are read outside code only.
@@ -100,29 +112,6 @@ def _emphasis(text: str) -> str:
     return "\n".join(lines)
 
 
-def _slack_fences(text: str) -> str:
-    """Write every fence's opening and closing line as a bare ```` ``` ````, the only fence Slack knows.
-
-    Slack prints a language tag as the first code line, the fourth backtick of a fence that
-    shows a fence inside ("````md") as a stray backtick, and ``~~~`` as text. A fence shown
-    inside the code would end Slack's block: a zero-width space parts its first two backticks.
-    """
-    lines = text.split("\n")
-    fences = Fences()
-    for k, line in enumerate(lines):
-        inside = fences.fence is not None
-        if not fences.code(line):
-            continue
-        indent = line[: len(line) - len(line.lstrip(" \t"))]
-        if not inside or fences.fence is None:
-            lines[k] = f"{indent}```"
-        elif "```" in line:
-            lines[k] = line.replace("```", "`\u200b``")
-    return "\n".join(lines)
-
-
-#: Room under which the related pages' line is left out rather than cut to nothing.
-_RELATED_MIN = 40
 _ITEM_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<number>\d{1,9})(?P<mark>[.)])(?=[ \t])")
 
 
@@ -256,6 +245,10 @@ def _section(text: str) -> dict[str, Any]:
 
 def _context(text: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+#: Room under which the related pages' line is left out rather than cut to nothing.
+_RELATED_MIN = 40
 
 
 def sources_text(sources: Sequence[Source], related: Sequence[Source] = ()) -> str:
