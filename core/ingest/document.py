@@ -61,6 +61,8 @@ class SectionBuilder:
         self._opening_heading: str | None = None
         self._opening_level = 0
         self._opening_peers = 0
+        #: Headings below the opening one (deeper than it): a page it heads has sections under it.
+        self._opening_children = 0
         self._opened = False
         #: The heading path of the last section, shared by the next one when it is the same:
         #: a file of 300,000 small sections must not hold 300,000 copies of it.
@@ -74,6 +76,8 @@ class SectionBuilder:
             self._opening_heading, self._opening_level = text, level
         elif level <= self._opening_level:
             self._opening_peers += 1
+        elif self._opening_heading is not None:
+            self._opening_children += 1
         self._opened = True
         while self.stack and self.stack[-1][0] >= level:
             self.stack.pop()
@@ -84,6 +88,15 @@ class SectionBuilder:
     def opening(self) -> str | None:
         """The heading the page opens with, unless it is only the first of several at its level."""
         return self._opening_heading if self._opening_peers < 2 else None
+
+    @property
+    def heads_page(self) -> bool:
+        """Whether the opening heading heads the page: none at its level or above after it, sections under it.
+
+        NestJS' pages open with ``### Providers`` over ``####`` sections: the site titles the page
+        "Providers", whatever its file (``components.md``) is named.
+        """
+        return self._opening_heading is not None and not self._opening_peers and self._opening_children > 0
 
     def end_paragraph(self) -> None:
         if self.paragraph:

@@ -105,6 +105,9 @@ NOTES_PARSER = "notes-1"
 TOC_TITLE_PARSER = "toc-title-1"
 #: Pages titled from their file name, a word cased as the page writes it ("SSL" for ``ssl.md``).
 CASED_TITLE_PARSER = "cased-title-1"
+#: Pages titled by the heading that heads them (``### Providers`` over its ``####`` sections), not
+#: their file name (``components.md``).
+HEADING_TITLE_PARSER = "heading-title-1"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -118,8 +121,10 @@ class Parsed(NamedTuple):
     parser: str = ""
     #: What fingerprints the page when its bytes change more often than its text ("": the bytes).
     fingerprint: str = ""
-    #: The heading a page without a title opens with: its title when it names what the file does.
+    #: The heading a page without a title opens with: its title when it names what the file does
+    #: or heads the whole page (``heads_page``).
     opening: str | None = None
+    heads_page: bool = False
 
 
 def _markdown(text: str, *, mdx: bool = False) -> Parsed:
@@ -157,7 +162,8 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False
     if page.indented_code:
         parsers.append(INDENTED_CODE_PARSER)
     title = text_value(front_matter.get("title")) or page.h1
-    return Parsed(title, page.sections, front_matter, "+".join(parsers), opening=page.opening)
+    return Parsed(title, page.sections, front_matter, "+".join(parsers), opening=page.opening,
+                  heads_page=page.heads_page)
 
 
 def _mdx(text: str) -> Parsed:
@@ -273,8 +279,11 @@ def load_file(
                                         follow_symlinks=follow_symlinks)
     listed = None if parsed.title else (titles or {}).get(relative)
     title = parsed.title or listed or _named_by_file(parsed.opening, relative)
+    headed = not title and parsed.heads_page
+    title = title or (parsed.opening if headed else None)
     parser = "+".join(p for p in (parsed.parser, TOC_TITLE_PARSER if listed else "",
-                                  PARTIALS_PARSER if shows_partials else "") if p)
+                                  PARTIALS_PARSER if shows_partials else "",
+                                  HEADING_TITLE_PARSER if headed else "") if p)
     sections = parsed.sections
     if base_url is not None:
         sections, linked = site_links(

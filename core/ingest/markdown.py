@@ -100,6 +100,8 @@ class MarkdownPage(NamedTuple):
     opening: str | None = None
     #: Whether it holds an indented code block (read as prose before).
     indented_code: bool = False
+    #: Whether ``opening`` heads the whole page (``SectionBuilder.heads_page``).
+    heads_page: bool = False
 
 
 def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
@@ -130,7 +132,7 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
             _read_line(builder, line.removeprefix(_TAB_MARK))
     sections = [Section(section.headings, [_decoded(block) for block in section.blocks])
                 for section in builder.finish()]
-    return MarkdownPage(builder.first_h1, sections, builder.opening, indented)
+    return MarkdownPage(builder.first_h1, sections, builder.opening, indented, builder.heads_page)
 
 
 def _includes_dropped(runs: list[tuple[bool, list[str]]]) -> list[tuple[bool, list[str]]]:

@@ -136,6 +136,22 @@ def test_a_page_opening_with_a_heading_is_titled_by_it_when_it_names_the_file(tm
     assert load_file(tmp_path / "guide" / "index.md", root=tmp_path).title == "Getting Started"
 
 
+def test_a_heading_over_every_section_of_a_page_titles_it_whatever_its_file_is_named(tmp_path: Path) -> None:
+    # NestJS' components.md opens with "### Providers" over its "####" sections.
+    (tmp_path / "components.md").write_text(
+        "### Providers\n\nintro\n\n#### Services\n\ntext\n\n#### Scopes\n\nmore\n", encoding="utf-8")
+    doc = load_file(tmp_path / "components.md", root=tmp_path)
+    assert doc.title == "Providers"
+    assert "heading-title-1" in doc.parser  # stored under the file's name before: stored again once
+    assert doc.sections[1].headings == ["Providers", "Services"]
+    # A lone heading over prose alone heads nothing: it may name a part ("Requirements").
+    (tmp_path / "setup.md").write_text("## Requirements\n\ntext\n", encoding="utf-8")
+    assert load_file(tmp_path / "setup.md", root=tmp_path).title == "Setup"
+    # Nor does one with a peer after its sections.
+    (tmp_path / "steps.md").write_text("## Before\n\n### One\n\ntext\n\n## After\n\nmore\n", encoding="utf-8")
+    assert load_file(tmp_path / "steps.md", root=tmp_path).title == "Steps"
+
+
 @pytest.mark.parametrize("text", [
     "Intro paragraph.\n\n## Storing state\n\ntext\n",  # its first heading names a part of it
     "```\ncode\n```\n\n## Usage\n\ntext\n",
