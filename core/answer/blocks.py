@@ -203,18 +203,20 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
     was_quoted = False
     for k, raw in enumerate(lines_in):
         if fence is not None:
-            lines.append(raw)
-            if raw.strip().startswith(fence):
+            # Code in a note ("> ```ts") is written with the note's marker on every line.
+            code_line = _QUOTE_RE.sub("", raw, count=1) if was_quoted else raw
+            lines.append(code_line)
+            if code_line.strip().startswith(fence):
                 _flush("code", lines, out)
                 kind, fence = None, None
             continue
-        opener = _FENCE_RE.match(raw)
+        line = _QUOTE_RE.sub("", raw, count=1)
+        opener = _FENCE_RE.match(line)
         if opener:
             _flush(kind, lines, out)
-            kind, fence = "code", opener.group(1)
-            lines.append(raw.strip())
+            kind, fence, was_quoted = "code", opener.group(1), line != raw
+            lines.append(line.strip())
             continue
-        line = _QUOTE_RE.sub("", raw, count=1)
         if (line != raw) != was_quoted:  # a quote starts or ends: a block of its own
             _flush(kind, lines, out)
             kind, was_quoted = None, line != raw

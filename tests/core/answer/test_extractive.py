@@ -821,6 +821,17 @@ def test_blocks_keep_the_comments_a_code_block_shows() -> None:
         ("code", "```markdown\n<!-- prettier-ignore-start -->\n| a |\n<!-- prettier-ignore-end -->\n```")]
 
 
+def test_code_inside_a_note_is_a_code_block() -> None:
+    # NestJS writes its notes' code with the note's marker on every line.
+    text = ("> info **Hint** Pass it when you start:\n>\n"
+            "> ```bash\n> $ nest start\n>   --watch\n> ```\n> Done.\n")
+    assert [(b.kind, b.text) for b in parse_blocks(text)] == [
+        ("para", "info **Hint** Pass it when you start:"), ("code", "```bash\n$ nest start\n  --watch\n```"),
+        ("para", "Done.")]
+    # A line of code starting with ">" outside a note is code as written.
+    assert parse_blocks("```text\n> prompt\n```") == (Block("code", "```text\n> prompt\n```"),)
+
+
 def test_a_backslash_ending_a_line_is_a_line_break_not_text() -> None:
     blocks = parse_blocks("It checks the file exists on disk.\\\nWhen it does, a literal \\\\\nstays.")
     assert blocks == (
