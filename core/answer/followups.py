@@ -64,17 +64,33 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     A follow-up such as "and how do I test it?" says nothing about its subject,
     so the previous user question is prepended; so does a message of any length that
     opens by carrying on ("cool, and a 3 column grid?", "ok so ...", "what about ...").
+    When that question leaned on the one before it in turn ("where is that stored?" after "how
+    do I pin the python version?"), the subject is in that one: up to ``SUBJECT_DEPTH`` questions
+    back are prepended, from the last one that names its own subject.
     Self-contained questions (long,
     no pronoun pointing back, or one that follows what it points at in its own
     sentence) are searched as they are, so a change of topic in the same thread
     is not dragged back to the old one.
     """
-    previous = next((t.content for t in reversed(history) if t.role is TurnRole.USER), None)
-    if previous is None:
+    if not leans_back(question):
         return question
-    if len(tokens(question)) > _SHORT and not points_back(question) and not _CONTINUES.match(question):
+    asked = [t.content for t in history if t.role is TurnRole.USER][-SUBJECT_DEPTH:]
+    if not asked:
         return question
-    return f"{previous} {question}"
+    first = len(asked) - 1
+    while first > 0 and leans_back(asked[first]):
+        first -= 1
+    return " ".join([*asked[first:], question])
+
+
+#: How many of the thread's questions a follow-up may borrow its subject from: "and fish?" after
+#: "for zsh?" after "how do I enable tab completion?" needs the third one back.
+SUBJECT_DEPTH = 3
+
+
+def leans_back(question: str) -> bool:
+    """Whether ``question`` needs the thread's subject: short, pointing back or opening by carrying on."""
+    return len(tokens(question)) <= _SHORT or points_back(question) or _CONTINUES.match(question) is not None
 
 
 #: A pronoun after this many content words of its own sentence points inside the message

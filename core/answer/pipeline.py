@@ -85,6 +85,7 @@ from core.retrieval.lexicon import Lexicon, no_lexicon
 from core.retrieval.query import understand, unknown_names
 from core.retrieval.ranking import NEAR_BEST
 from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score
+from core.retrieval.small_talk import asks_about_thread
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -390,9 +391,12 @@ class RagPipeline:
             if query.thread_id and self.settings.history_turns else [])
         lexicon = self.lexicon(scope.collection)
         own = understand(query.query_text, lexicon)
-        if (aside := aside_reply(query.query_text, small_talk=own.small_talk)) is not None:
+        # "why?" or "which one?" in a thread asks about its subject: no small talk there.
+        bare = own.small_talk and asks_about_thread(query.query_text) and any(
+            t.role is TurnRole.USER for t in history)
+        if (aside := aside_reply(query.query_text, small_talk=own.small_talk and not bare)) is not None:
             return plain_reply(query, started, aside)
-        if not own.text:
+        if not own.text and not bare:
             # Only mentions, emoji or filler: there is nothing to search for.
             return plain_reply(query, started, NOT_FOUND_TEXT)
         if (aimed := instruction_reason(query.query_text)) is not None:
@@ -416,7 +420,7 @@ class RagPipeline:
         if chosen is None or not chosen.context.chunks or chosen.verdict.probability < enough:
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         request = GenerationRequest(query=query, chunks=list(chosen.context.chunks), history=history,
-                                    search_text=own.text)
+                                    search_text=own.text or search_text)
         generator = self.quoter if aimed else self.generator
         generation = await generator.generate(request, search=self._tool_search(query, scope.collection))
         if generation.fallback_reason:

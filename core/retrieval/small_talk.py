@@ -89,6 +89,16 @@ def _is_small_talk(words: list[str], knows: Callable[[str], bool] | None, *, ask
             and not any(w in ASKING for w in bases) and not any(knows(w) for w in content))
 
 
+def asks_about_thread(message: str) -> bool:
+    """Whether a message of no words of its own asks about what a thread was about ("why?", "which one?").
+
+    Alone such a message is small talk; in a thread it is a follow-up. "how are you?" asks the bot.
+    """
+    words = [w.split("'")[0] for w in tokens(message)]
+    return (0 < len(words) <= _SHORT_CHAT and words[0] in ASKING and not any(w in _YOU for w in words)
+            and not any(w in _THANKS for w in words))
+
+
 def _asks_what(bases: list[str]) -> bool:
     """Whether a short message asks what a phrase is ("what is if let"), not how the bot is."""
     return len(bases) >= 3 and bases[0] in ASKING and not any(w in _YOU for w in bases)

@@ -119,6 +119,32 @@ async def test_a_follow_up_with_no_subject_of_its_own_is_answered_from_the_threa
     assert any("discord" in s.url for s in response.sources[:5])
 
 
+@pytest.mark.parametrize("message", ["why?", "which one?", "how?"])
+async def test_a_bare_question_in_a_thread_asks_about_its_subject_not_small_talk(
+    runtime: Runtime, message: str
+) -> None:
+    response = await after_a_discord_question(runtime, message)
+    assert response.status is ResponseStatus.ANSWERED
+    assert any("discord" in s.url for s in response.sources[:5])
+    assert_clean_citations(response)
+    # Alone it is small talk still, and "how are you?" in a thread asks the bot.
+    alone = await runtime.pipeline.answer(message, thread_id=f"alone-{message}")
+    assert alone.response_text == SMALL_TALK_TEXT
+    assert (await after_a_discord_question(runtime, "how are you?")).response_text == SMALL_TALK_TEXT
+
+
+async def test_a_follow_up_to_a_follow_up_keeps_the_subject_of_the_first(runtime: Runtime) -> None:
+    await runtime.pipeline.answer("how do I set up the Discord bot?", thread_id="chat-chain")
+    await runtime.pipeline.answer("which token?", thread_id="chat-chain")
+    response = await runtime.pipeline.answer("and the permissions?", thread_id="chat-chain")
+    assert response.status is ResponseStatus.ANSWERED
+    assert any("discord" in s.url for s in response.sources[:5])
+    searched = [e.response_summary or "" async for e in runtime.database.export(
+        event_type=EventType.EMBEDDING_GENERATED, query_id=response.query_id)]
+    assert any("searched 'how do I set up the Discord bot? which token? and the permissions?'" in s
+               for s in searched)
+
+
 @pytest.mark.parametrize("message", [
     "thanks!! that fixed it 🙏", "hey bot, how's it going?",
     "thanks, you're a star",  # names nothing the user guide knows

@@ -31,6 +31,21 @@ def test_a_short_or_pointing_follow_up_borrows_the_last_question() -> None:
     assert search_query_for(long_but_pointing, HISTORY).startswith("how do I install gazebo")
 
 
+def test_a_follow_up_to_a_follow_up_borrows_from_the_question_that_named_the_subject() -> None:
+    first = "how do I enable shell completion for my cli?"
+    chain = [turn(TurnRole.USER, first), turn(TurnRole.ASSISTANT, "..."),
+             turn(TurnRole.USER, "for zsh?"), turn(TurnRole.ASSISTANT, "...")]
+    assert search_query_for("and fish?", chain) == f"{first} for zsh? and fish?"
+    # A question naming its own subject ends the chain: the thread's first one is not borrowed.
+    switched = [*chain, turn(TurnRole.USER, "how do I print coloured text to the terminal from a command?"),
+                turn(TurnRole.ASSISTANT, "...")]
+    assert search_query_for("and on windows?", switched) == (
+        "how do I print coloured text to the terminal from a command? and on windows?")
+    # At most SUBJECT_DEPTH questions back.
+    long_chain = [turn(TurnRole.USER, q) for q in (first, "for zsh?", "and bash?", "and fish?")]
+    assert search_query_for("and powershell?", long_chain) == "for zsh? and bash? and fish? and powershell?"
+
+
 @pytest.mark.parametrize("carrying_on", [
     "cool, and a 3 column grid to put some cards in on the same course page?",
     "ok and how do i receive those messages on the other side of the network link?",
