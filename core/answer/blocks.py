@@ -42,6 +42,9 @@ _NAME_LABEL_RE = re.compile(r"^(?!.*://)[A-Za-z_$-](?:[\w$.:/-]{0,38}[\w$])?(?:\
 _LITERALS = frozenset("true false null none nil yes no on off undefined".split())
 #: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
 #: and "Default: 8080" are values, not labels.
+#: A heading's last words in brackets, its name spelt out or shortened: "(CoM)", "(Cross-Origin
+#: Resource Sharing)".
+_NAME_GLOSS_RE = re.compile(r"(?<=\w)\s+\([A-Z][\w\s.-]{0,38}\)$")
 _LABEL_COLON_RE = re.compile(r"(?<!\d):|:(?!\s*[A-Z])")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
@@ -86,8 +89,11 @@ class Block:
         if (self.kind == "para" and _NAME_LABEL_RE.match(text) and text.casefold() not in _MINOR_WORDS
                 and text.casefold() not in _LITERALS):
             return True  # a reference entry's name: "href", "server.host", "iconPlacement"
-        if (self.kind != "para" or len(text) > LABEL_CHARS or text.endswith(_SENTENCE_ENDS)
-                or ". " in text or any(mark in text for mark in "`[*_")):
+        if self.kind != "para" or len(text) > LABEL_CHARS:
+            return False
+        # "Center of Mass (CoM)": a heading may end by spelling out or shortening its name.
+        text = _NAME_GLOSS_RE.sub("", text)
+        if text.endswith(_SENTENCE_ENDS) or ". " in text or any(mark in text for mark in "`[*_"):
             return False
         words = [w for w in re.split(r"[\s>]+", text) if w]
         return 0 < len(words) <= LABEL_WORDS and all(

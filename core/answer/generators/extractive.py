@@ -71,7 +71,9 @@ class ExtractiveGenerator:
         else:
             # Nothing shares a word with the question: quote the top chunk's first prose rather
             # than saying nothing, still cited (its code may be an include of a file not there).
-            prose = (b.text for b in parse_blocks(chunks[0].content) if b.kind in ("para", "list"))
+            # A label ("Center of Mass (CoM)", a heading kept as a line) says nothing alone.
+            prose = (b.text for b in parse_blocks(chunks[0].content)
+                     if b.kind in ("para", "list") and not b.is_label)
             opening = next(prose, "")
             first = _SPACE_RE.sub(" ", shown_links(opening, page_url=chunks[0].url)).strip()
             snippet = first if len(first) <= 300 else first[:300].rsplit(" ", 1)[0] + " …"

@@ -163,6 +163,18 @@ async def test_nothing_in_common_falls_back_to_a_cited_snippet() -> None:
     code = chunk(1, "```\nros2 run demo talker\n```\n# Title")
     result = await ExtractiveGenerator().generate(request("zebra", [code]), search=no_search)
     assert result.text.endswith("[1]")
+    # A label alone answers nothing: the snippet is the first prose under it.
+    labelled = chunk(1, "Center of Mass (CoM)\n\nThe point where the robot's whole mass acts.")
+    result = await ExtractiveGenerator().generate(request("why?", [labelled]), search=no_search)
+    assert result.text == "The point where the robot's whole mass acts. [1]"
+
+
+@pytest.mark.parametrize(("line", "label"), [
+    ("Center of Mass (CoM)", True), ("CORS (Cross-Origin Resource Sharing)", True),
+    ("Run it (see below)", False), ("This works (CoM)", False), ("Install it (see the notes).", False),
+])
+def test_a_heading_ending_with_its_name_in_brackets_is_a_label(line: str, label: bool) -> None:
+    assert Block("para", line).is_label is label
 
 
 async def test_quoted_mentions_are_defused() -> None:
