@@ -40,11 +40,11 @@ _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by fro
 _NAME_LABEL_RE = re.compile(r"^(?!.*://)[A-Za-z_$-](?:[\w$.:/-]{0,38}[\w$])?(?:\(\))?$")
 #: Values a one-word line may hold after "Its default is:": what it names, not a label.
 _LITERALS = frozenset("true false null none nil yes no on off undefined".split())
-#: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
-#: and "Default: 8080" are values, not labels.
 #: A heading's last words in brackets, its name spelt out or shortened: "(CoM)", "(Cross-Origin
 #: Resource Sharing)".
 _NAME_GLOSS_RE = re.compile(r"(?<=\w)\s+\([A-Z][\w\s.-]{0,38}\)$")
+#: A colon in a label follows a number and opens a title ("Day 1: Introduction"); "Default: None"
+#: and "Default: 8080" are values, not labels.
 _LABEL_COLON_RE = re.compile(r"(?<!\d):|:(?!\s*[A-Z])")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
