@@ -13,8 +13,8 @@ every expected outcome into a status (``core.answer.responses`` builds each):
 * ``validation_failed``: the generated answer could not be grounded, so the
   user gets the quoted passages over the same chunks, with a note.
 
-A message that reads as instructions to the assistant is searched alone and only quoted; one
-the docs seem not to answer gets a second search of part of it (``_second_chance``).
+A message read as instructions to the assistant is searched alone and only quoted; one the docs
+seem not to answer gets a second search of part of it (``_second_chance``).
 """
 
 from __future__ import annotations
@@ -307,9 +307,9 @@ class RagPipeline:
             chunks, query_embedding=emb.embedding_vector, collection_name=scope.collection,
             ranking_algorithm=algorithm, search_threshold=response.retrieval_stats.search_threshold,
             total_candidates=response.retrieval_stats.total_candidates)
+        pages = len(context.metadata["source_documents"])
         await step(EventType.CONTEXT_PREPARED, query, execution_time=time.perf_counter() - start,
-                   response_summary=(f"{len(context.chunks)} chunk(s) returned from "
-                                     f"{len(context.metadata['source_documents'])} page(s)"))
+                   response_summary=f"{len(context.chunks)} chunk(s) returned from {pages} page(s)")
         return Found(results=ranked, verdict=verdict, context=context, response=response, embedding=emb)
 
     async def _rerank(self, text: str, chunks: list[RetrievedChunk], algorithm: str, query: UserQuery | None,
@@ -346,8 +346,7 @@ class RagPipeline:
         """
         started = time.perf_counter()
         try:
-            query = self.validate(question, thread_id=thread_id, user_id=user_id,
-                                  user_context=user_context)
+            query = self.validate(question, thread_id=thread_id, user_id=user_id, user_context=user_context)
             scope = self.checked_scope(top_k=top_k, threshold=threshold, collection=collection)
         except QueryValidationError as exc:
             await self._log(EventType.ERROR, None, thread_id=thread_id,
@@ -391,9 +390,7 @@ class RagPipeline:
             if query.thread_id and self.settings.history_turns else [])
         lexicon = self.lexicon(scope.collection)
         own = understand(query.query_text, lexicon)
-        # "why?" or "which one?" in a thread asks about its subject: no small talk there.
-        bare = own.small_talk and asks_about_thread(query.query_text) and any(
-            t.role is TurnRole.USER for t in history)
+        bare = own.small_talk and bool(history) and asks_about_thread(query.query_text)  # "why?" in a thread
         if (aside := aside_reply(query.query_text, small_talk=own.small_talk and not bare)) is not None:
             return plain_reply(query, started, aside)
         if not own.text and not bare:
@@ -485,8 +482,8 @@ class RagPipeline:
     def _min_probability(self, *, quoting: bool = False) -> float:
         # A model told to say when the sources do not answer needs only clearly off-topic
         # questions dropped; the extractive answerer quotes whatever it is given.
-        return (self.settings.answerable_probability_llm if self.uses_llm and not quoting
-                else self.settings.answerable_probability)
+        llm = self.uses_llm and not quoting
+        return self.settings.answerable_probability_llm if llm else self.settings.answerable_probability
 
     def _tool_search(self, query: UserQuery, collection: str) -> SearchFn:
         async def tool_search(text: str, top_k: int, filters: dict[str, Any] | None) -> list[RetrievedChunk]:

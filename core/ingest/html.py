@@ -18,11 +18,20 @@ _DROP = frozenset(
     {"script", "style", "nav", "footer", "aside", "noscript", "template", "svg", "button", "form",
      "iframe", "head", "select", "canvas", "object", "dialog"}
 )
+#: ARIA landmarks that are no content: a site's menus, its search box, its footer.
+_DROP_ROLES = frozenset({"navigation", "search", "contentinfo"})
 _HTML_BLOCKS = frozenset(
-    {"p", "div", "section", "blockquote", "ul", "ol", "dl", "dd", "dt", "table", "thead", "tbody",
-     "tfoot", "figure", "figcaption", "details", "summary", "h5", "h6", "address", "center", "main",
-     "article", "header", "hr", "body", "html"}
+    {"p", "div", "section", "blockquote", "ul", "ol", "dl", "dd", "dt", "table", "figure", "figcaption",
+     "details", "summary", "h5", "h6", "address", "center", "main", "article", "header", "hr", "body",
+     "html"}
 )
+#: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
+_LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S")
+#: A link inside a heading whose text is only one of these marks is the heading's permalink.
+_PERMALINK_MARKS = frozenset({"", "#", "¶", "§", "🔗", "link"})
+#: A page asking browsers to go elsewhere (a redirect stub) or search engines not to index it
+#: (mdBook's print.html, a 404 page): no page of the docs to answer from.
+_REFRESH_RE = re.compile(r"^\s*refresh\s*$", re.IGNORECASE)
 _HTML_LINES = frozenset({"li", "tr", "br"})
 _HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4}
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\ufeff"))
@@ -37,17 +46,16 @@ class _Node:
         self.children: list[_Node | str] = []
 
     def find_all(self, tag: str, *, nested: bool = False) -> list[_Node]:
+        """The descendants named ``tag``, in document order (not inside one another unless ``nested``)."""
         found: list[_Node] = []
         stack: list[_Node] = [self]
         while stack:
             node = stack.pop()
-            for child in reversed(node.children):
-                if isinstance(child, _Node):
-                    if child.tag == tag:
-                        found.append(child)
-                        if not nested:
-                            continue
-                    stack.append(child)
+            if node is not self and node.tag == tag:
+                found.append(node)
+                if not nested:
+                    continue
+            stack.extend(child for child in reversed(node.children) if isinstance(child, _Node))
         return found
 
     def text(self) -> str:
@@ -105,13 +113,14 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
     builder.feed(text)
     builder.close()
     document = builder.root
-    mains = document.find_all("main")
+    mains = document.find_all("main") or [n for n in document.find_all("div", nested=True)
+                                          if n.attrs.get("role") == "main"]
     bodies = document.find_all("body")
     root = mains[0] if mains else (bodies[0] if bodies else document)
     articles = root.find_all("article")
     if len(articles) == 1:
         root = articles[0]
-    in_content = root.tag in ("main", "article")
+    in_content = root.tag in ("main", "article") or root.attrs.get("role") == "main"
 
     title: str | None = None
     h1s = root.find_all("h1")
@@ -120,20 +129,43 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
     if title is None:
         titles = document.find_all("title")
         if titles:
-            title = titles[0].text().split(" | ")[0].strip() or None
-
+            title = _SITE_SUFFIX_RE.split(titles[0].text())[0].strip() or None
+    if _not_a_page(document):
+        return title, []
     renderer = _HtmlRenderer(keep_header=in_content)
     renderer.walk(root)
     return title, renderer.builder.finish()
 
 
+#: Where a ``<title>`` goes on with the site's name: "Guide | Site", "Guide — Site", "Guide · Site".
+_SITE_SUFFIX_RE = re.compile(r"\s+[|\u2014\u00b7]\s+")
+
+
+def _not_a_page(document: _Node) -> bool:
+    """Whether the page only sends readers elsewhere or asks search engines to leave it out.
+
+    A redirect stub, a 404 page and mdBook's ``print.html`` (every page again, in one) would
+    otherwise be quoted as pages of their own.
+    """
+    for meta in document.find_all("meta"):
+        if _REFRESH_RE.match(meta.attrs.get("http-equiv", "")):
+            return True
+        robots = meta.attrs.get("name", "").lower() == "robots"
+        if robots and "noindex" in meta.attrs.get("content", "").lower():
+            return True
+    return False
+
+
 def _heading_node_text(node: _Node) -> str:
-    # Docusaurus puts a "#" permalink (class hash-link) inside every heading.
+    """A heading's text without its permalink: Docusaurus' "#" (class hash-link), Sphinx's and MkDocs' "¶"."""
     clone = _Node(node.tag, node.attrs)
-    clone.children = [
-        c for c in node.children if not (isinstance(c, _Node) and "hash-link" in c.attrs.get("class", ""))
-    ]
+    clone.children = [c for c in node.children if not (isinstance(c, _Node) and _is_permalink(c))]
     return clone.text()
+
+
+def _is_permalink(node: _Node) -> bool:
+    return node.tag == "a" and ("hash-link" in node.attrs.get("class", "")
+                                or node.text().strip().lower() in _PERMALINK_MARKS)
 
 
 class _HtmlRenderer:
@@ -146,6 +178,11 @@ class _HtmlRenderer:
         self.prefix = ""
         self.lines: list[str] = []
         self.list_depth = 0
+        #: The rows of each table being read (tables nest), each row its cells' text, and its element.
+        self.tables: list[list[list[str]]] = []
+        self.table_nodes: list[_Node] = []
+        #: Where each open link's text starts in ``inline``.
+        self.links: list[int] = []
 
     def walk(self, node: _Node) -> None:
         # An explicit stack, not recursion: deeply nested markup must not hit the recursion limit.
@@ -159,16 +196,17 @@ class _HtmlRenderer:
             if leaving:
                 self._leave(item)
                 continue
-            if tag in _DROP or (tag == "header" and not self.keep_header):
+            if (tag in _DROP or (tag == "header" and not self.keep_header)
+                    or item.attrs.get("role") in _DROP_ROLES or "linenos" in item.attrs.get("class", "")):
                 continue
-            if tag in _HEADING_LEVELS:
+            if tag in _HEADING_LEVELS and not self.tables:
                 self.end_block()
                 self.builder.heading(_HEADING_LEVELS[tag], _heading_node_text(item))
                 continue
-            if tag == "pre":
+            if tag == "pre" and not self.tables:
                 self._code_block(item)
                 continue
-            if tag == "code":
+            if tag in ("code", "pre"):
                 self.inline.append("`" + item.text() + "`")
                 continue
             if tag == "img":
@@ -179,6 +217,19 @@ class _HtmlRenderer:
 
     def _enter(self, node: _Node) -> None:
         tag = node.tag
+        if tag == "a" and _LINK_TARGET_RE.match(node.attrs.get("href", "")):
+            self.links.append(len(self.inline))
+            self.inline.append("[")
+            return
+        if tag == "table" and not node.find_all("pre"):  # a table of code lines lays code out
+            if not self.tables:
+                self.end_block()
+            self.tables.append([])
+            self.table_nodes.append(node)
+            return
+        if self.tables:
+            self._enter_table_part(tag)
+            return
         if tag in ("ul", "ol") and self.list_depth:
             self.end_line()  # a nested list continues its parent's block
         elif tag in _HTML_BLOCKS:
@@ -195,6 +246,18 @@ class _HtmlRenderer:
 
     def _leave(self, node: _Node) -> None:
         tag = node.tag
+        if tag == "a" and _LINK_TARGET_RE.match(node.attrs.get("href", "")):
+            self._close_link(node.attrs["href"])
+            return
+        if self.table_nodes and node is self.table_nodes[-1]:
+            self._close_cell()
+            self.table_nodes.pop()
+            self._table_block(self.tables.pop())
+            return
+        if self.tables:
+            if tag in ("td", "th"):
+                self._close_cell()
+            return
         if tag in ("ul", "ol"):
             self.list_depth -= 1
             if self.list_depth:
@@ -204,6 +267,49 @@ class _HtmlRenderer:
             self.end_block()
         elif tag in _HTML_LINES:
             self.end_line()
+
+    def _close_link(self, href: str) -> None:
+        """``[text](href)`` for a link with text; an icon's link leaves nothing."""
+        start = self.links.pop()
+        if "".join(self.inline[start + 1:]).strip():
+            self.inline.append(f"]({href.strip()})")
+        else:
+            del self.inline[start]
+
+    def _enter_table_part(self, tag: str) -> None:
+        """A row or a cell opens; whatever else a cell holds (a paragraph, a list) stays on its line."""
+        rows = self.tables[-1]
+        if tag == "tr":
+            self._close_cell()
+            rows.append([])
+        elif tag in ("td", "th"):
+            self._close_cell()
+            if not rows:
+                rows.append([])
+            rows[-1].append("")
+        elif tag in _HTML_BLOCKS or tag in _HTML_LINES:
+            self.inline.append(" ")
+
+    def _close_cell(self) -> None:
+        """The text read since the current cell opened becomes its text."""
+        rows = self.tables[-1]
+        text = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
+        self.inline = []
+        if rows and rows[-1] and not rows[-1][-1]:
+            rows[-1][-1] = text.replace("|", "\\|")
+
+    def _table_block(self, rows: list[list[str]]) -> None:
+        """A table as Markdown: its first row the header, ``| --- |`` under it."""
+        rows = [row for row in rows if any(cell for cell in row)]
+        if not rows:
+            return
+        width = max(len(row) for row in rows)
+        lines = ["| " + " | ".join([*row, *[""] * (width - len(row))]) + " |" for row in rows]
+        lines.insert(1, "| " + " | ".join(["---"] * width) + " |")
+        if self.tables:  # a table inside a cell: its rows as that cell's text
+            self.inline.append(" ".join(lines[:1] + lines[2:]))
+            return
+        self.builder.block("\n".join(lines))
 
     def _code_block(self, node: _Node) -> None:
         self.end_block()

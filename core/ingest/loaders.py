@@ -108,6 +108,9 @@ CASED_TITLE_PARSER = "cased-title-1"
 #: Pages titled by the heading that heads them (``### Providers`` over its ``####`` sections), not
 #: their file name (``components.md``).
 HEADING_TITLE_PARSER = "heading-title-1"
+#: HTML pages, read since with their links and tables as Markdown, landmarks and permalinks left
+#: out, and redirects and pages kept from search engines skipped.
+HTML_PARSER = "html-2"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -172,7 +175,7 @@ def _mdx(text: str) -> Parsed:
 
 def _html(text: str) -> Parsed:
     title, sections = parse_html(text)
-    return Parsed(title, sections, {})
+    return Parsed(title, sections, {}, HTML_PARSER)
 
 
 def _rst(text: str) -> Parsed:

@@ -266,7 +266,36 @@ def test_html_main_content_and_heading_hierarchy() -> None:
     assert sections[1].blocks == [
         "- first\n- second\n  - nested", "```python\nimport rclpy\n    rclpy.init()\n```",
     ]
-    assert sections[2].blocks == ["Name | Type\na | int"]
+    assert sections[2].blocks == ["| Name | Type |\n| --- | --- |\n| a | int |"]
+
+
+def test_html_reads_links_tables_and_titles_as_the_site_shows_them() -> None:
+    page = """<html><head><title>Closures \u2014 Rust by Example</title></head><body>
+<div role="navigation"><ul><li><a href="index.html">Home</a></li></ul></div>
+<div role="main"><h1>Closures<a class="headerlink" href="#c">\u00b6</a></h1><h1>Second</h1>
+<p>See <a href="fn/closures.html">closures</a> and <a href="#x">below</a><a href="x.html"><img
+src="i.png"></a>.</p>
+<table><thead><tr><th>Option</th><th>Default</th></tr></thead>
+<tbody><tr><td><p>a|b</p></td><td>1</td></tr></tbody></table>
+<table class="highlighttable"><tr><td class="linenos"><pre>1\n2</pre></td>
+<td><pre>let x = 1;\nlet y = 2;</pre></td></tr></table>
+</div><footer role="contentinfo">Footer</footer></body></html>"""
+    title, sections = parse_html(page)
+    assert title == "Closures"  # the first h1, its permalink left out
+    blocks = [b for s in sections for b in s.blocks]
+    assert blocks[0] == "See [closures](fn/closures.html) and below."
+    assert blocks[1] == "| Option | Default |\n| --- | --- |\n| a\\|b | 1 |"
+    assert blocks[2] == "```\nlet x = 1;\nlet y = 2;\n```"  # no line numbers
+    assert "Home" not in "\n".join(blocks) and "Footer" not in "\n".join(blocks)
+    assert parse_html("<html><head><title>A \u00b7 Site</title></head><body><p>x</p></body></html>")[0] == "A"
+
+
+@pytest.mark.parametrize("head", [
+    '<meta http-equiv="refresh" content="0; url=../new.html">',
+    '<meta name="robots" content="noindex, nofollow">',
+])
+def test_html_redirects_and_pages_kept_from_search_engines_hold_nothing(head: str) -> None:
+    assert parse_html(f"<html><head>{head}</head><body><p>Every page again.</p></body></html>")[1] == []
 
 
 def test_html_without_main_uses_body_and_title_tag(tmp_path: Path) -> None:
