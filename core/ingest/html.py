@@ -123,7 +123,7 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
     in_content = root.tag in ("main", "article") or root.attrs.get("role") == "main"
 
     title: str | None = None
-    h1s = root.find_all("h1")
+    h1s = _content_h1s(root, keep_header=in_content)
     if h1s:
         title = _heading_node_text(h1s[0]) or None
     if title is None:
@@ -135,6 +135,22 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
     renderer = _HtmlRenderer(keep_header=in_content)
     renderer.walk(root)
     return title, renderer.builder.finish()
+
+
+def _content_h1s(root: _Node, *, keep_header: bool) -> list[_Node]:
+    """The ``<h1>`` elements the page's content shows, in document order: not a site header's or menu's."""
+    found: list[_Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.tag == "h1":
+            found.append(node)
+            continue
+        if node is not root and (node.tag in _DROP or (node.tag == "header" and not keep_header)
+                                 or node.attrs.get("role") in _DROP_ROLES):
+            continue
+        stack.extend(child for child in reversed(node.children) if isinstance(child, _Node))
+    return found
 
 
 #: Where a ``<title>`` goes on with the site's name: "Guide | Site", "Guide — Site", "Guide · Site".

@@ -288,6 +288,9 @@ src="i.png"></a>.</p>
     assert blocks[2] == "```\nlet x = 1;\nlet y = 2;\n```"  # no line numbers
     assert "Home" not in "\n".join(blocks) and "Footer" not in "\n".join(blocks)
     assert parse_html("<html><head><title>A \u00b7 Site</title></head><body><p>x</p></body></html>")[0] == "A"
+    # Without <main>, the site header's <h1> (Node's docs: the site's name) titles nothing.
+    node = "<body><header><h1>Node.js v22 docs</h1></header><div><h1>Events</h1><p>x</p></div></body>"
+    assert parse_html(node)[0] == "Events"
 
 
 @pytest.mark.parametrize("head", [
