@@ -25,6 +25,8 @@ _HTML_BLOCKS = frozenset(
      "details", "summary", "h5", "h6", "address", "center", "main", "article", "header", "hr", "body",
      "html"}
 )
+#: A code span followed by another after one space: the space joins them ("`git` `fetch`").
+_ADJACENT_CODE_RE = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
 #: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
 _LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S")
 #: A link inside a heading whose text is only one of these marks is the heading's permalink.
@@ -349,6 +351,8 @@ class _HtmlRenderer:
 
     def end_line(self) -> None:
         line = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
+        # Asciidoctor writes "git fetch" as <code>git</code> <code>fetch</code>: one name, one span.
+        line = _ADJACENT_CODE_RE.sub(" ", line) if "` `" in line else line
         prefix, self.prefix, self.inline = self.prefix, "", []
         if line.strip(" |"):
             self.lines.append(prefix + line)

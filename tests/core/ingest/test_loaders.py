@@ -291,6 +291,10 @@ src="i.png"></a>.</p>
     # Without <main>, the site header's <h1> (Node's docs: the site's name) titles nothing.
     node = "<body><header><h1>Node.js v22 docs</h1></header><div><h1>Events</h1><p>x</p></div></body>"
     assert parse_html(node)[0] == "Events"
+    # Asciidoctor's <code>git</code> <code>fetch</code> is one command.
+    spans = ("<main><p>Run <code>git</code> <code>fetch</code> <code>--all</code>, then <code>x</code>."
+             "</p></main>")
+    assert parse_html(spans)[1][0].blocks == ["Run `git fetch --all`, then `x`."]
 
 
 @pytest.mark.parametrize("head", [
