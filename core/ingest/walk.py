@@ -30,6 +30,7 @@ SYMLINK = "symbolic link, not followed (--follow-symlinks reads links that stay 
 OUTSIDE = "symbolic link to a path outside the docs folder, not followed"
 BROKEN = "symbolic link to nothing"
 LOOP = "symbolic link to a folder read already"
+SKIPPED_FOLDER = "a build folder, not read (its pages are usually built from the ones read here)"
 TOO_LARGE = f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
 _KINDS = {stat.S_IFIFO: "FIFO", stat.S_IFSOCK: "socket", stat.S_IFCHR: "character device",
           stat.S_IFBLK: "block device"}
@@ -116,6 +117,8 @@ def scan_folder(root: Path, *, follow_symlinks: bool = False) -> FolderScan:
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_DIRS:
                     subfolders.append(path)
+                elif entry.name == "build":  # said, not dropped silently: a site's pages may sit there
+                    scan.skipped.append(Skipped(f"{relative}/", SKIPPED_FOLDER))
                 continue
             else:
                 info = entry.stat(follow_symlinks=False)
