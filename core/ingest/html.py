@@ -28,11 +28,10 @@ _HTML_BLOCKS = frozenset(
 #: A code span followed by another after one space: the space joins them ("`git` `fetch`").
 _ADJACENT_CODE_RE = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
 #: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
-_LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S")
+_LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S", re.IGNORECASE)
 #: A link inside a heading whose text is only one of these marks is the heading's permalink.
 _PERMALINK_MARKS = frozenset({"", "#", "¶", "§", "🔗", "link"})
-#: A page asking browsers to go elsewhere (a redirect stub) or search engines not to index it
-#: (mdBook's print.html, a 404 page): no page of the docs to answer from.
+#: A page asking browsers to go elsewhere: a redirect stub, no page of the docs to answer from.
 _REFRESH_RE = re.compile(r"^\s*refresh\s*$", re.IGNORECASE)
 _HTML_LINES = frozenset({"li", "tr", "br"})
 _HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4}
@@ -102,21 +101,22 @@ class _TreeBuilder(HTMLParser):
 def parse_html(text: str) -> tuple[str | None, list[Section]]:
     """Extract the main content of an HTML page as sections.
 
-    The content root is ``<main>`` (narrowed to its ``<article>`` when it holds
-    exactly one), else a lone ``<article>``, else ``<body>``. Navigation, headers
-    outside the content root, footers, scripts, styles and asides are dropped;
-    ``h1``-``h4`` form the heading path; ``<pre>`` becomes a fenced code block.
+    The content root is ``<main>``, else an element with ``role="main"`` (narrowed to its
+    ``<article>`` when it holds exactly one), else a lone ``<article>``, else ``<body>``.
+    Navigation, headers outside the content root, footers, scripts, styles, asides and the
+    navigation, search and footer landmarks are dropped; ``h1``-``h4`` form the heading path;
+    ``<pre>`` becomes a fenced code block, a data table a Markdown table, a link ``[text](href)``.
+    A redirect stub holds nothing.
 
     Returns:
-        (title: the first ``<h1>`` of the content, else ``<title>`` up to a " | ", or None;
-        the sections).
+        (title: the first ``<h1>`` of the content, else ``<title>`` without the site's name,
+        or None; the sections).
     """
     builder = _TreeBuilder()
     builder.feed(text)
     builder.close()
     document = builder.root
-    mains = document.find_all("main") or [n for n in document.find_all("div", nested=True)
-                                          if n.attrs.get("role") == "main"]
+    mains = document.find_all("main") or _with_role(document, "main")
     bodies = document.find_all("body")
     root = mains[0] if mains else (bodies[0] if bodies else document)
     articles = root.find_all("article")
@@ -137,6 +137,24 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
     renderer = _HtmlRenderer(keep_header=in_content)
     renderer.walk(root)
     return title, renderer.builder.finish()
+
+
+def _with_role(root: _Node, role: str) -> list[_Node]:
+    """The outermost elements with ``role``, in document order."""
+    found: list[_Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is not root and node.attrs.get("role") == role:
+            found.append(node)
+            continue
+        stack.extend(child for child in reversed(node.children) if isinstance(child, _Node))
+    return found
+
+
+def _is_data_table(node: _Node) -> bool:
+    """Whether a ``<table>`` holds data, not a layout: code with its line numbers, sections with headings."""
+    return not any(node.find_all(tag) for tag in ("pre", "h1", "h2", "h3", "h4"))
 
 
 def _content_h1s(root: _Node, *, keep_header: bool) -> list[_Node]:
@@ -160,18 +178,15 @@ _SITE_SUFFIX_RE = re.compile(r"\s+[|\u2014\u00b7]\s+")
 
 
 def _not_a_page(document: _Node) -> bool:
-    """Whether the page only sends readers elsewhere or asks search engines to leave it out.
+    """Whether the page is a redirect stub: its ``<head>`` sends the reader to another address.
 
-    A redirect stub, a 404 page and mdBook's ``print.html`` (every page again, in one) would
-    otherwise be quoted as pages of their own.
+    Such a stub (a moved page's old address) would be quoted as a page of its own. A page kept
+    from search engines (``noindex``) is read: a private or staging site marks every page so.
     """
-    for meta in document.find_all("meta"):
-        if _REFRESH_RE.match(meta.attrs.get("http-equiv", "")):
-            return True
-        robots = meta.attrs.get("name", "").lower() == "robots"
-        if robots and "noindex" in meta.attrs.get("content", "").lower():
-            return True
-    return False
+    heads = document.find_all("head")
+    metas = heads[0].find_all("meta") if heads else []
+    return any(_REFRESH_RE.match(meta.attrs.get("http-equiv", ""))
+               and "url=" in meta.attrs.get("content", "").lower() for meta in metas)
 
 
 def _heading_node_text(node: _Node) -> str:
@@ -182,8 +197,9 @@ def _heading_node_text(node: _Node) -> str:
 
 
 def _is_permalink(node: _Node) -> bool:
-    return node.tag == "a" and ("hash-link" in node.attrs.get("class", "")
-                                or node.text().strip().lower() in _PERMALINK_MARKS)
+    """Whether ``node`` is a heading's link to itself, shown as a mark ("#", "\u00b6") or nothing."""
+    return node.tag == "a" and ("hash-link" in node.attrs.get("class", "") or (
+        node.attrs.get("href", "").startswith("#") and node.text().strip() in _PERMALINK_MARKS))
 
 
 class _HtmlRenderer:
@@ -199,8 +215,12 @@ class _HtmlRenderer:
         #: The rows of each table being read (tables nest), each row its cells' text, and its element.
         self.tables: list[list[list[str]]] = []
         self.table_nodes: list[_Node] = []
-        #: Where each open link's text starts in ``inline``.
-        self.links: list[int] = []
+        #: How deep inside a data table's cell the tables being read are nested.
+        self.nested = 0
+        #: Where each open link's text starts in ``inline``, and how many lines had ended then: a
+        #: link around a block (a card of a list of pages) is read as its text.
+        self.links: list[tuple[int, int]] = []
+        self.lines_ended = 0
 
     def walk(self, node: _Node) -> None:
         # An explicit stack, not recursion: deeply nested markup must not hit the recursion limit.
@@ -236,12 +256,12 @@ class _HtmlRenderer:
     def _enter(self, node: _Node) -> None:
         tag = node.tag
         if tag == "a" and _LINK_TARGET_RE.match(node.attrs.get("href", "")):
-            self.links.append(len(self.inline))
-            self.inline.append("[")
+            self.links.append((len(self.inline), self.lines_ended))
             return
-        if tag == "table" and not node.find_all("pre"):  # a table of code lines lays code out
-            if not self.tables:
-                self.end_block()
+        if tag == "table" and self.tables:
+            self.nested += 1  # a table inside a cell is read as that cell's text
+        elif tag == "table" and _is_data_table(node):
+            self.end_block()
             self.tables.append([])
             self.table_nodes.append(node)
             return
@@ -273,8 +293,12 @@ class _HtmlRenderer:
             self._table_block(self.tables.pop())
             return
         if self.tables:
-            if tag in ("td", "th"):
+            if tag == "table":
+                self.nested -= 1
+            elif tag in ("td", "th") and not self.nested:
                 self._close_cell()
+            elif tag in _HTML_BLOCKS or tag in _HTML_LINES:
+                self.inline.append(" ")
             return
         if tag in ("ul", "ol"):
             self.list_depth -= 1
@@ -287,17 +311,18 @@ class _HtmlRenderer:
             self.end_line()
 
     def _close_link(self, href: str) -> None:
-        """``[text](href)`` for a link with text; an icon's link leaves nothing."""
-        start = self.links.pop()
-        if "".join(self.inline[start + 1:]).strip():
-            self.inline.append(f"]({href.strip()})")
-        else:
-            del self.inline[start]
+        """``[text](href)`` for a link with text on one line; an icon's link leaves nothing."""
+        start, ended = self.links.pop()
+        if ended == self.lines_ended and "".join(self.inline[start:]).strip():
+            self.inline.insert(start, "[")
+            self.inline.append(f"]({href.strip().replace(' ', '%20')})")
 
     def _enter_table_part(self, tag: str) -> None:
         """A row or a cell opens; whatever else a cell holds (a paragraph, a list) stays on its line."""
         rows = self.tables[-1]
-        if tag == "tr":
+        if self.nested:
+            self.inline.append(" ")
+        elif tag == "tr":
             self._close_cell()
             rows.append([])
         elif tag in ("td", "th"):
@@ -313,6 +338,7 @@ class _HtmlRenderer:
         rows = self.tables[-1]
         text = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
         self.inline = []
+        self.lines_ended += 1
         if rows and rows[-1] and not rows[-1][-1]:
             rows[-1][-1] = text.replace("|", "\\|")
 
@@ -324,9 +350,6 @@ class _HtmlRenderer:
         width = max(len(row) for row in rows)
         lines = ["| " + " | ".join([*row, *[""] * (width - len(row))]) + " |" for row in rows]
         lines.insert(1, "| " + " | ".join(["---"] * width) + " |")
-        if self.tables:  # a table inside a cell: its rows as that cell's text
-            self.inline.append(" ".join(lines[:1] + lines[2:]))
-            return
         self.builder.block("\n".join(lines))
 
     def _code_block(self, node: _Node) -> None:
@@ -339,6 +362,8 @@ class _HtmlRenderer:
             if isinstance(item, str):
                 parts.append(item)
                 continue
+            if "lineno" in item.attrs.get("class", ""):
+                continue  # Sphinx's and pdoc's line numbers, written inside the code
             if item.tag == "br":
                 parts.append("\n")
             match = re.search(r"language-([\w+#-]+)", item.attrs.get("class", ""))
@@ -350,6 +375,7 @@ class _HtmlRenderer:
             self.builder.block(fenced(code, language))
 
     def end_line(self) -> None:
+        self.lines_ended += 1
         line = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
         # Asciidoctor writes "git fetch" as <code>git</code> <code>fetch</code>: one name, one span.
         line = _ADJACENT_CODE_RE.sub(" ", line) if "` `" in line else line

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import IngestSourceError
+from core.ingest.document import Section
 from core.ingest.front_matter import parse_front_matter
 from core.ingest.html import html_document, parse_html
 from core.ingest.loaders import is_supported, load_file
@@ -297,12 +298,40 @@ src="i.png"></a>.</p>
     assert parse_html(spans)[1][0].blocks == ["Run `git fetch --all`, then `x`."]
 
 
-@pytest.mark.parametrize("head", [
-    '<meta http-equiv="refresh" content="0; url=../new.html">',
-    '<meta name="robots" content="noindex, nofollow">',
+def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
+    def body(head: str) -> list[Section]:
+        return parse_html(f"<html><head>{head}</head><body><p>Text.</p></body></html>")[1]
+
+    assert body('<meta http-equiv="refresh" content="0; url=../new.html">') == []
+    # A reload is no redirect, and a private site marks every page noindex: both are read.
+    assert body('<meta http-equiv="refresh" content="30">') != []
+    assert body('<meta name="robots" content="noindex, nofollow">') != []
+    # A meta in the body (an example the page shows) sends nobody anywhere.
+    assert parse_html('<body><meta http-equiv="refresh" content="0; url=x"><p>Text.</p></body>')[1] != []
+
+
+@pytest.mark.parametrize(("page", "blocks"), [
+    # A link around blocks (a card of a list of pages) is read as its text, never raises.
+    ('<main><a href="/g"><div>Guide</div><p>Read it.</p></a></main>', ["Guide", "Read it."]),
+    ('<main><p><a href="/y">Title<br>sub</a> <a href="a (1).html">z</a> <a href="MAILTO:x@y">m</a>'
+     "</p></main>", ["Title\nsub [z](a%20(1).html) m"]),
+    # A table in a cell is that cell's text; a cell's paragraphs are apart.
+    ("<main><table><tr><th>A</th><th>B</th></tr><tr><td>One of: <table><tr><td>x</td><td>y</td></tr></table>"
+     "</td><td><p>p</p>after</td></tr></table></main>",
+     ["| A | B |\n| --- | --- |\n| One of: x y | p after |"]),
+    # Line numbers written inside the code are left out.
+    ('<main><pre><span class="linenos">1</span>a = 1\n<span class="linenos">2</span>b = 2</pre></main>',
+     ["```\na = 1\nb = 2\n```"]),
+    ('<body><div role="search"><p>Search docs</p></div><p>Text.</p></body>', ["Text."]),
 ])
-def test_html_redirects_and_pages_kept_from_search_engines_hold_nothing(head: str) -> None:
-    assert parse_html(f"<html><head>{head}</head><body><p>Every page again.</p></body></html>")[1] == []
+def test_html_links_tables_and_code_read_as_shown(page: str, blocks: list[str]) -> None:
+    assert [b for section in parse_html(page)[1] for b in section.blocks] == blocks
+
+
+def test_html_headings_keep_their_own_links_and_a_layout_table_its_headings() -> None:
+    page = ('<main><h2><a href="#link">Link</a></h2><p>a</p><h2>Useful <a href="/x">link</a></h2><p>b</p>'
+            "<table><tr><td><h3>Name</h3><p>text</p></td></tr></table></main>")
+    assert [s.headings for s in parse_html(page)[1]] == [["Link"], ["Useful link"], ["Useful link", "Name"]]
 
 
 def test_html_without_main_uses_body_and_title_tag(tmp_path: Path) -> None:
