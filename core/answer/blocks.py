@@ -208,6 +208,11 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
     tables = _bare_table_rows(lines_in)
     was_quoted = False
     for k, raw in enumerate(lines_in):
+        if fence is not None and was_quoted and not _QUOTE_RE.match(raw):
+            # A note's code ends with the note (CommonMark), closed or not.
+            lines.append(fence)
+            _flush("code", lines, out)
+            kind, fence = None, None
         if fence is not None:
             # Code in a note ("> ```ts") is written with the note's marker on every line.
             code_line = _QUOTE_RE.sub("", raw, count=1) if was_quoted else raw

@@ -78,7 +78,7 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     if not asked:
         return question
     first = len(asked) - 1
-    while first > 0 and leans_back(asked[first]):
+    while first > 0 and not _names_own_subject(asked[first]):
         first -= 1
     return " ".join([*asked[first:], question])
 
@@ -86,6 +86,14 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
 #: How many of the thread's questions a follow-up may borrow its subject from: "and fish?" after
 #: "for zsh?" after "how do I enable tab completion?" needs the third one back.
 SUBJECT_DEPTH = 3
+
+
+def _names_own_subject(question: str) -> bool:
+    """Whether an earlier question of the thread named its subject ("how do I set the threshold?").
+
+    Short is no reason to borrow here: such a question ends the chain a later follow-up borrows.
+    """
+    return _names_subject(question) and not points_back(question) and _CONTINUES.match(question) is None
 
 
 def leans_back(question: str) -> bool:

@@ -390,19 +390,19 @@ class RagPipeline:
             if query.thread_id and self.settings.history_turns else [])
         lexicon = self.lexicon(scope.collection)
         own = understand(query.query_text, lexicon)
-        bare = own.small_talk and bool(history) and asks_about_thread(query.query_text)  # "why?" in a thread
+        aimed = instruction_reason(query.query_text)
+        search_text = understand(search_query_for(query.query_text, [] if aimed else history),
+                                 lexicon).text or own.text
+        bare = own.small_talk and bool(search_text) and asks_about_thread(query.query_text)  # "why?"
         if (aside := aside_reply(query.query_text, small_talk=own.small_talk and not bare)) is not None:
             return plain_reply(query, started, aside)
-        if not own.text and not bare:
-            # Only mentions, emoji or filler: there is nothing to search for.
+        if not own.text and not bare:  # only mentions, emoji or filler: nothing to search for
             return plain_reply(query, started, NOT_FOUND_TEXT)
-        if (aimed := instruction_reason(query.query_text)) is not None:
+        if aimed is not None:
             # Judged on its own words and only quoted: declined as any off-topic message is, unless
             # the docs answer it ("how do I print the system prompt?" in an LLM framework's docs).
             await self._log(EventType.RESULTS_FILTERED, query, response_summary=(
                 f"the message {aimed[0]} ({aimed[1]!r}): searched alone, answered only by quoting"))
-        search_text = understand(search_query_for(query.query_text, [] if aimed else history),
-                                 lexicon).text or own.text
         enough = self._min_probability(quoting=bool(aimed))
         try:
             searching = self._search(search_text, query=query, scope=scope, lexicon=lexicon)

@@ -76,7 +76,7 @@ class SectionBuilder:
             self._opening_heading, self._opening_level = text, level
         elif level <= self._opening_level:
             self._opening_peers += 1
-        elif self._opening_heading is not None:
+        elif self._opening_heading is not None and text:
             self._opening_children += 1
         self._opened = True
         while self.stack and self.stack[-1][0] >= level:

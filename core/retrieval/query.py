@@ -53,8 +53,7 @@ _CHAT_FORMS = {
     "havent": "have not", "hadnt": "had not", "shouldnt": "should not", "couldnt": "could not",
     "wouldnt": "would not", "youre": "you are", "theyre": "they are", "youve": "you have",
     "weve": "we have", "theyve": "they have", "dunno": "do not know", "lemme": "let me",
-    "gimme": "give me", "btwn": "between", "ppl": "people", "b4": "before", "rly": "really",
-    "bcuz": "because",
+    "gimme": "give me", "btwn": "between", "rly": "really", "bcuz": "because",
 }
 _CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORMS) + r")(?![\w/])",
                       re.IGNORECASE)

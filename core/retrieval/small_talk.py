@@ -95,8 +95,9 @@ def asks_about_thread(message: str) -> bool:
     Alone such a message is small talk; in a thread it is a follow-up. "how are you?" asks the bot.
     """
     words = [w.split("'")[0] for w in tokens(message)]
-    return (0 < len(words) <= _SHORT_CHAT and words[0] in ASKING and not any(w in _YOU for w in words)
-            and not any(w in _THANKS for w in words))
+    # "what's up?", "how's it going?", "anyone here?" chat, whatever the thread.
+    chat = any(w in _YOU or w in SMALL_TALK for w in words) or _PRESENCE.match(message) is not None
+    return 0 < len(words) <= _SHORT_CHAT and words[0] in ASKING and not chat
 
 
 def _asks_what(bases: list[str]) -> bool:

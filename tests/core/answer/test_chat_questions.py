@@ -130,7 +130,15 @@ async def test_a_bare_question_in_a_thread_asks_about_its_subject_not_small_talk
     # Alone it is small talk still, and "how are you?" in a thread asks the bot.
     alone = await runtime.pipeline.answer(message, thread_id=f"alone-{message}")
     assert alone.response_text == SMALL_TALK_TEXT
-    assert (await after_a_discord_question(runtime, "how are you?")).response_text == SMALL_TALK_TEXT
+    # After chat alone there is no subject to ask about ("hi" then "why?").
+    await runtime.pipeline.answer("hi", thread_id=f"chat-{message}")
+    after_chat = await runtime.pipeline.answer(message, thread_id=f"chat-{message}")
+    assert after_chat.response_text == SMALL_TALK_TEXT
+
+
+@pytest.mark.parametrize("message", ["how are you?", "what's up?", "how's it going?", "is anyone here?"])
+async def test_chat_in_a_thread_stays_small_talk(runtime: Runtime, message: str) -> None:
+    assert (await after_a_discord_question(runtime, message)).response_text == SMALL_TALK_TEXT
 
 
 async def test_a_follow_up_to_a_follow_up_keeps_the_subject_of_the_first(runtime: Runtime) -> None:

@@ -840,6 +840,8 @@ def test_code_inside_a_note_is_a_code_block() -> None:
     assert [(b.kind, b.text) for b in parse_blocks(text)] == [
         ("para", "info **Hint** Pass it when you start:"), ("code", "```bash\n$ nest start\n  --watch\n```"),
         ("para", "Done.")]
+    # A note's code ends with the note, its fence closed or not.
+    assert [b.kind for b in parse_blocks("> ```ts\n> x\n\nProse.\n\n## H")] == ["code", "para", "heading"]
     # A line of code starting with ">" outside a note is code as written.
     assert parse_blocks("```text\n> prompt\n```") == (Block("code", "```text\n> prompt\n```"),)
 

@@ -42,6 +42,9 @@ def test_a_follow_up_to_a_follow_up_borrows_from_the_question_that_named_the_sub
     assert search_query_for("and on windows?", switched) == (
         "how do I print coloured text to the terminal from a command? and on windows?")
     # At most SUBJECT_DEPTH questions back.
+    # A short question naming its own subject ends the chain too.
+    named = [turn(TurnRole.USER, first), turn(TurnRole.USER, "how do I set the search threshold?")]
+    assert search_query_for("and the default?", named) == f"{named[1].content} and the default?"
     long_chain = [turn(TurnRole.USER, q) for q in (first, "for zsh?", "and bash?", "and fish?")]
     assert search_query_for("and powershell?", long_chain) == "for zsh? and bash? and fish? and powershell?"
 

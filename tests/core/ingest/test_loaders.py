@@ -148,6 +148,9 @@ def test_a_heading_over_every_section_of_a_page_titles_it_whatever_its_file_is_n
     # A lone heading over prose alone heads nothing: it may name a part ("Requirements").
     (tmp_path / "setup.md").write_text("## Requirements\n\ntext\n", encoding="utf-8")
     assert load_file(tmp_path / "setup.md", root=tmp_path).title == "Setup"
+    # An empty heading under it is no section.
+    (tmp_path / "empty.md").write_text("## Requirements\n\ntext\n\n###\n\nmore\n", encoding="utf-8")
+    assert load_file(tmp_path / "empty.md", root=tmp_path).title == "Empty"
     # Nor does one with a peer after its sections.
     (tmp_path / "steps.md").write_text("## Before\n\n### One\n\ntext\n\n## After\n\nmore\n", encoding="utf-8")
     assert load_file(tmp_path / "steps.md", root=tmp_path).title == "Steps"

@@ -25,7 +25,7 @@ def test_chat_spellings_and_units_are_normalised() -> None:
     assert normalise_chat("whats the min ram w/ 8gb") == "what is the min ram with 8 gb"
     assert normalise_chat("v2.5 and 3cats") == "v2.5 and 3cats"  # not a unit: unchanged
     # Abbreviations English has no entry for would read as names the docs never mention.
-    assert normalise_chat("diff btwn urdf and sdf b4 launch") == "diff between urdf and sdf before launch"
+    assert normalise_chat("diff btwn urdf and sdf bcuz") == "diff between urdf and sdf because"
 
 
 @pytest.mark.parametrize(("chat", "normal"), [
