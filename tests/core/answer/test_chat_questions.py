@@ -110,24 +110,19 @@ async def test_instructions_to_the_assistant_in_a_thread_do_not_borrow_its_subje
     assert searched and not any("discord" in s.lower() for s in searched)
 
 
-@pytest.mark.parametrize("message", ["tell me more", "and how do I test it?"])
+@pytest.mark.parametrize("message", ["tell me more", "and how do I test it?", "why?", "which one?", "how?"])
 async def test_a_follow_up_with_no_subject_of_its_own_is_answered_from_the_thread(
     runtime: Runtime, message: str
 ) -> None:
-    response = await after_a_discord_question(runtime, message)
-    assert response.status is ResponseStatus.ANSWERED
-    assert any("discord" in s.url for s in response.sources[:5])
-
-
-@pytest.mark.parametrize("message", ["why?", "which one?", "how?"])
-async def test_a_bare_question_in_a_thread_asks_about_its_subject_not_small_talk(
-    runtime: Runtime, message: str
-) -> None:
+    # "why?" alone is small talk; in a thread it asks about the thread's subject.
     response = await after_a_discord_question(runtime, message)
     assert response.status is ResponseStatus.ANSWERED
     assert any("discord" in s.url for s in response.sources[:5])
     assert_clean_citations(response)
-    # Alone it is small talk still, and "how are you?" in a thread asks the bot.
+
+
+@pytest.mark.parametrize("message", ["why?", "which one?", "how?"])
+async def test_a_bare_question_alone_or_after_chat_is_small_talk(runtime: Runtime, message: str) -> None:
     alone = await runtime.pipeline.answer(message, thread_id=f"alone-{message}")
     assert alone.response_text == SMALL_TALK_TEXT
     # After chat alone there is no subject to ask about ("hi" then "why?").
