@@ -25,6 +25,11 @@ _HTML_BLOCKS = frozenset(
      "details", "summary", "h5", "h6", "address", "center", "main", "article", "header", "hr", "body",
      "html"}
 )
+#: A one-row table's first cell this short labels the second ("Note", "Warning").
+_NOTE_LABEL_CHARS = 20
+#: A code span, text with no space, another code span: one name (Asciidoctor's
+#: <code>branch.</code><em>&lt;name&gt;</em><code>.rebase</code>).
+_GLUED_CODE_RE = re.compile(r"`([^`\s]+)`([^`\s,;:!?()]+)`([^`\s]+)`")
 #: A code span followed by another after one space: the space joins them ("`git` `fetch`").
 _ADJACENT_CODE_RE = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
 #: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
@@ -347,6 +352,12 @@ class _HtmlRenderer:
         rows = [row for row in rows if any(cell for cell in row)]
         if not rows:
             return
+        if len(rows) == 1:
+            # One row lays a note out (Asciidoctor's "Note" cell beside its text): read as prose.
+            cells = [cell for cell in rows[0] if cell]
+            labelled = len(cells) == 2 and len(cells[0]) <= _NOTE_LABEL_CHARS
+            self.builder.block(f"{cells[0]}: {cells[1]}" if labelled else " ".join(cells))
+            return
         width = max(len(row) for row in rows)
         lines = ["| " + " | ".join([*row, *[""] * (width - len(row))]) + " |" for row in rows]
         lines.insert(1, "| " + " | ".join(["---"] * width) + " |")
@@ -379,6 +390,7 @@ class _HtmlRenderer:
         line = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
         # Asciidoctor writes "git fetch" as <code>git</code> <code>fetch</code>: one name, one span.
         line = _ADJACENT_CODE_RE.sub(" ", line) if "` `" in line else line
+        line = _GLUED_CODE_RE.sub(r"`\1\2\3`", line) if line.count("`") >= 4 else line
         prefix, self.prefix, self.inline = self.prefix, "", []
         if line.strip(" |"):
             self.lines.append(prefix + line)

@@ -322,6 +322,11 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
     ("<main><table><tr><th>A</th><th>B</th></tr><tr><td>One of: <table><tr><td>x</td><td>y</td></tr></table>"
      "</td><td><p>p</p>after</td></tr></table></main>",
      ["| A | B |\n| --- | --- |\n| One of: x y | p after |"]),
+    # Asciidoctor: a name glued from code and text is one span; a one-row table lays a note out.
+    ("<main><p><code>branch.</code><em>&lt;name&gt;</em><code>.rebase</code>, <code>a</code>,<code>b</code>"
+     "</p>"
+     '<table><tr><td class="icon"><div class="title">Note</div></td><td>Danger.</td></tr></table></main>',
+     ["`branch.<name>.rebase`, `a`,`b`", "Note: Danger."]),
     # Line numbers written inside the code are left out.
     ('<main><pre><span class="linenos">1</span>a = 1\n<span class="linenos">2</span>b = 2</pre></main>',
      ["```\na = 1\nb = 2\n```"]),
