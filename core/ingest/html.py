@@ -32,6 +32,9 @@ _NOTE_LABEL_CHARS = 20
 _GLUED_CODE_RE = re.compile(r"`([^`\s]+)`([^`\s,;:!?()]+)`([^`\s]+)`")
 #: A code span followed by another after one space: the space joins them ("`git` `fetch`").
 _ADJACENT_CODE_RE = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
+#: Classes of what a page does not show: code line numbers, text for screen readers only
+#: (Starlight's "Section titled ..." in every heading's anchor; Bootstrap's and Tailwind's sr-only).
+_UNSHOWN_CLASS_RE = re.compile(r"(?<![\w-])(?:linenos|sr-only|visually-hidden|screen-reader-text)(?![\w-])")
 #: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
 _LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S", re.IGNORECASE)
 #: A link inside a heading whose text is only one of these marks is the heading's permalink.
@@ -65,13 +68,14 @@ class _Node:
         return found
 
     def text(self) -> str:
+        """The text the element shows, spaces collapsed (scripts and screen-reader-only text left out)."""
         parts: list[str] = []
         stack: list[_Node | str] = [self]
         while stack:
             node = stack.pop()
             if isinstance(node, str):
                 parts.append(node)
-            elif node.tag not in _DROP:
+            elif node.tag not in _DROP and not _UNSHOWN_CLASS_RE.search(node.attrs.get("class", "")):
                 stack.extend(reversed(node.children))
         return " ".join("".join(parts).translate(_ZERO_WIDTH).split())
 
@@ -194,6 +198,12 @@ def _not_a_page(document: _Node) -> bool:
                and "url=" in meta.attrs.get("content", "").lower() for meta in metas)
 
 
+def _unshown(node: _Node) -> bool:
+    """Whether the page hides ``node`` or it is the site's, not the page's: menus, search, footer."""
+    hidden = _UNSHOWN_CLASS_RE.search(node.attrs.get("class", "")) is not None
+    return hidden or node.attrs.get("role") in _DROP_ROLES
+
+
 def _heading_node_text(node: _Node) -> str:
     """A heading's text without its permalink: Docusaurus' "#" (class hash-link), Sphinx's and MkDocs' "¶"."""
     clone = _Node(node.tag, node.attrs)
@@ -239,8 +249,7 @@ class _HtmlRenderer:
             if leaving:
                 self._leave(item)
                 continue
-            if (tag in _DROP or (tag == "header" and not self.keep_header)
-                    or item.attrs.get("role") in _DROP_ROLES or "linenos" in item.attrs.get("class", "")):
+            if tag in _DROP or (tag == "header" and not self.keep_header) or _unshown(item):
                 continue
             if tag in _HEADING_LEVELS and not self.tables:
                 self.end_block()

@@ -327,6 +327,8 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
      "</p>"
      '<table><tr><td class="icon"><div class="title">Note</div></td><td>Danger.</td></tr></table></main>',
      ["`branch.<name>.rebase`, `a`,`b`", "Note: Danger."]),
+    # Text for screen readers only is not shown (Starlight's "Section titled ..." in every heading).
+    ('<main><p>Run <span class="visually-hidden">(opens in a new tab)</span>it.</p></main>', ["Run it."]),
     # Line numbers written inside the code are left out.
     ('<main><pre><span class="linenos">1</span>a = 1\n<span class="linenos">2</span>b = 2</pre></main>',
      ["```\na = 1\nb = 2\n```"]),
@@ -340,6 +342,9 @@ def test_html_headings_keep_their_own_links_and_a_layout_table_its_headings() ->
     page = ('<main><h2><a href="#link">Link</a></h2><p>a</p><h2>Useful <a href="/x">link</a></h2><p>b</p>'
             "<table><tr><td><h3>Name</h3><p>text</p></td></tr></table></main>")
     assert [s.headings for s in parse_html(page)[1]] == [["Link"], ["Useful link"], ["Useful link", "Name"]]
+    starlight = ('<main><h2 id="x">Setup<a class="sl-anchor-link" href="#x"><span aria-hidden="true">#</span>'
+                 '<span class="sr-only">Section titled \u201cSetup\u201d</span></a></h2><p>a</p></main>')
+    assert parse_html(starlight)[1][0].headings == ["Setup"]
 
 
 def test_html_without_main_uses_body_and_title_tag(tmp_path: Path) -> None:
