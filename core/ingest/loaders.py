@@ -108,8 +108,8 @@ CASED_TITLE_PARSER = "cased-title-1"
 #: Pages titled by the heading that heads them (``### Providers`` over its ``####`` sections), not
 #: their file name (``components.md``).
 HEADING_TITLE_PARSER = "heading-title-1"
-#: HTML pages, read since with their links and tables as Markdown, landmarks and permalinks left
-#: out, and redirects and pages kept from search engines skipped.
+#: HTML pages, read since with their links and tables as Markdown, landmarks, permalinks and
+#: screen-reader text left out, and redirect stubs holding nothing.
 HTML_PARSER = "html-2"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024

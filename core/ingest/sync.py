@@ -136,7 +136,7 @@ async def ingest_path(
         raise IngestSourceError(scan.nothing_to_ingest(root))
     summary = IngestSummary(files=len(scan.files), dry_run=options.dry_run,
                             files_skipped=[item.line() for item in scan.skipped],
-                            notices=_address_notices(root, scan.files, base_url))
+                            notices=_notices(root, scan, base_url))
     check_removal(stored, gone, collection=collection, prune=options.prune, summary=summary)
     if not options.dry_run:
         await store.ensure_collection(collection, model_id=embedder.model_id, dimension=embedder.dimension)
@@ -154,6 +154,13 @@ async def ingest_path(
     await sync.finish()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _notices(root: Path, scan: FolderScan, base_url: str | None) -> list[str]:
+    """What the operator may want to change: the pages' addresses, a ``build`` folder left out."""
+    built = [f"{folder} is a build folder, not read (ingest it on its own to read it)"
+             for folder in scan.build_folders]
+    return [*_address_notices(root, scan.files, base_url), *built]
 
 
 def _address_notices(root: Path, files: list[Path], base_url: str | None) -> list[str]:

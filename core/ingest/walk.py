@@ -30,7 +30,6 @@ SYMLINK = "symbolic link, not followed (--follow-symlinks reads links that stay 
 OUTSIDE = "symbolic link to a path outside the docs folder, not followed"
 BROKEN = "symbolic link to nothing"
 LOOP = "symbolic link to a folder read already"
-SKIPPED_FOLDER = "a build folder, not read (its pages are usually built from the ones read here)"
 TOO_LARGE = f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
 _KINDS = {stat.S_IFIFO: "FIFO", stat.S_IFSOCK: "socket", stat.S_IFCHR: "character device",
           stat.S_IFBLK: "block device"}
@@ -55,6 +54,8 @@ class FolderScan:
     files: list[Path] = field(default_factory=list)
     unsupported: list[Path] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    #: Folders named ``build`` left out, relative: named to the operator, as a site's pages may sit there.
+    build_folders: list[str] = field(default_factory=list)
 
     def nothing_to_ingest(self, root: Path) -> str:
         """The message for a folder without a single file to read, naming what was found instead."""
@@ -117,8 +118,8 @@ def scan_folder(root: Path, *, follow_symlinks: bool = False) -> FolderScan:
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_DIRS:
                     subfolders.append(path)
-                elif entry.name == "build":  # said, not dropped silently: a site's pages may sit there
-                    scan.skipped.append(Skipped(f"{relative}/", SKIPPED_FOLDER))
+                elif entry.name == "build":
+                    scan.build_folders.append(f"{relative}/")
                 continue
             else:
                 info = entry.stat(follow_symlinks=False)

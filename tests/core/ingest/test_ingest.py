@@ -210,6 +210,11 @@ async def test_pages_all_in_one_folder_get_a_notice_about_their_addresses(tmp_pa
     assert await notices(tmp_path, None) == []  # file:// links name the files as they are
     inside = await notices(tmp_path / "docs", "https://site.dev")
     assert inside[0].startswith("every page is under guide/")
+    # A build folder is never read, and the run says so: an HTML export's pages may sit in one.
+    (tmp_path / "docs" / "guide" / "build").mkdir()
+    (tmp_path / "docs" / "guide" / "build" / "b.html").write_text("<p>built</p>", encoding="utf-8")
+    assert await notices(tmp_path / "docs", None) == [
+        "guide/build/ is a build folder, not read (ingest it on its own to read it)"]
 
 
 async def test_bad_file_is_reported_and_keeps_its_old_chunks(docs: Path) -> None:
