@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
 
@@ -38,7 +39,7 @@ _UNSHOWN_CLASS_RE = re.compile(r"(?<![\w-])(?:linenos|sr-only|visually-hidden|sc
 #: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
 _LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S", re.IGNORECASE)
 #: A link inside a heading whose text is only one of these marks is the heading's permalink.
-_PERMALINK_MARKS = frozenset({"", "#", "¶", "§", "🔗", "link"})
+_PERMALINK_MARKS = frozenset({"", "#", "¶", "§", "🔗"})
 #: A page asking browsers to go elsewhere: a redirect stub, no page of the docs to answer from.
 _REFRESH_RE = re.compile(r"^\s*refresh\s*$", re.IGNORECASE)
 _HTML_LINES = frozenset({"li", "tr", "br"})
@@ -54,16 +55,22 @@ class _Node:
         self.attrs = attrs
         self.children: list[_Node | str] = []
 
-    def find_all(self, tag: str, *, nested: bool = False) -> list[_Node]:
-        """The descendants named ``tag``, in document order (not inside one another unless ``nested``)."""
+    def find_all(self, tag: str) -> list[_Node]:
+        """The outermost descendants named ``tag``, in document order."""
+        return self.find(lambda node: node.tag == tag)
+
+    def find(self, match: Callable[[_Node], bool], *, skip: Callable[[_Node], bool] | None = None
+             ) -> list[_Node]:
+        """The outermost descendants ``match`` accepts, in document order, none inside one ``skip`` does."""
         found: list[_Node] = []
         stack: list[_Node] = [self]
         while stack:
             node = stack.pop()
-            if node is not self and node.tag == tag:
+            if node is not self and match(node):
                 found.append(node)
-                if not nested:
-                    continue
+                continue
+            if node is not self and skip is not None and skip(node):
+                continue
             stack.extend(child for child in reversed(node.children) if isinstance(child, _Node))
         return found
 
@@ -125,7 +132,7 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
     builder.feed(text)
     builder.close()
     document = builder.root
-    mains = document.find_all("main") or _with_role(document, "main")
+    mains = document.find_all("main") or document.find(lambda node: node.attrs.get("role") == "main")
     bodies = document.find_all("body")
     root = mains[0] if mains else (bodies[0] if bodies else document)
     articles = root.find_all("article")
@@ -133,53 +140,26 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
         root = articles[0]
     in_content = root.tag in ("main", "article") or root.attrs.get("role") == "main"
 
+    if _not_a_page(document):
+        return None, []
     title: str | None = None
-    h1s = _content_h1s(root, keep_header=in_content)
+    # Not a site header's or menu's <h1> (Node's docs: the site's name on every page).
+    h1s = root.find(lambda node: node.tag == "h1", skip=lambda node: node.tag in _DROP or _unshown(node)
+                    or (node.tag == "header" and not in_content))
     if h1s:
         title = _heading_node_text(h1s[0]) or None
     if title is None:
         titles = document.find_all("title")
         if titles:
             title = _SITE_SUFFIX_RE.split(titles[0].text())[0].strip() or None
-    if _not_a_page(document):
-        return title, []
     renderer = _HtmlRenderer(keep_header=in_content)
     renderer.walk(root)
     return title, renderer.builder.finish()
 
 
-def _with_role(root: _Node, role: str) -> list[_Node]:
-    """The outermost elements with ``role``, in document order."""
-    found: list[_Node] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node is not root and node.attrs.get("role") == role:
-            found.append(node)
-            continue
-        stack.extend(child for child in reversed(node.children) if isinstance(child, _Node))
-    return found
-
-
 def _is_data_table(node: _Node) -> bool:
     """Whether a ``<table>`` holds data, not a layout: code with its line numbers, sections with headings."""
     return not any(node.find_all(tag) for tag in ("pre", "h1", "h2", "h3", "h4"))
-
-
-def _content_h1s(root: _Node, *, keep_header: bool) -> list[_Node]:
-    """The ``<h1>`` elements the page's content shows, in document order: not a site header's or menu's."""
-    found: list[_Node] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.tag == "h1":
-            found.append(node)
-            continue
-        if node is not root and (node.tag in _DROP or (node.tag == "header" and not keep_header)
-                                 or node.attrs.get("role") in _DROP_ROLES):
-            continue
-        stack.extend(child for child in reversed(node.children) if isinstance(child, _Node))
-    return found
 
 
 #: Where a ``<title>`` goes on with the site's name: "Guide | Site", "Guide — Site", "Guide · Site".
