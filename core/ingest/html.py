@@ -216,6 +216,10 @@ class _HtmlRenderer:
         #: link around a block (a card of a list of pages) is read as its text.
         self.links: list[tuple[int, int]] = []
         self.lines_ended = 0
+        #: A definition list's terms read since its last definition, then the start its definition's
+        #: first line gets from them: a term stays with what it defines.
+        self.terms: list[str] = []
+        self.term_prefix = ""
 
     def walk(self, node: _Node) -> None:
         # An explicit stack, not recursion: deeply nested markup must not hit the recursion limit.
@@ -241,7 +245,7 @@ class _HtmlRenderer:
             if tag in ("code", "pre"):
                 self.inline.append("`" + item.text() + "`")
                 continue
-            if tag == "img":
+            if tag == "img" or _is_permalink(item):
                 continue
             self._enter(item)
             stack.append((item, True))
@@ -264,8 +268,13 @@ class _HtmlRenderer:
             return
         if tag in ("ul", "ol") and self.list_depth:
             self.end_line()  # a nested list continues its parent's block
+        elif tag == "dt":
+            self.end_block()
+            self.terms.append("")
         elif tag in _HTML_BLOCKS:
             self.end_block()
+            if tag == "dd":
+                self._open_definition()
         elif tag == "li":
             self.end_line()
             self.prefix = "  " * max(self.list_depth - 1, 0) + "- "
@@ -299,10 +308,29 @@ class _HtmlRenderer:
             if self.list_depth:
                 self.end_line()
                 return
-        if tag in _HTML_BLOCKS:
+        if tag == "dt":
+            text = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
+            self.inline, self.terms[-1] = [], text
+        elif tag in _HTML_BLOCKS:
             self.end_block()
+            if tag in ("dd", "dl"):
+                self._close_definition()
         elif tag in _HTML_LINES:
             self.end_line()
+
+    def _open_definition(self) -> None:
+        """The terms over a definition start its first line: ``**-f, --force**: Usually, ...``."""
+        joined = ", ".join(term for term in self.terms if term).rstrip(":").rstrip()
+        self.terms = []
+        if joined:
+            self.term_prefix = f"{joined}: " if "*" in joined else f"**{joined}**: "
+
+    def _close_definition(self) -> None:
+        """Terms no text followed (an empty definition, the list's end) stand as a paragraph."""
+        self._open_definition()
+        if self.term_prefix:
+            self.builder.block(self.term_prefix.rstrip().rstrip(":"))
+            self.term_prefix = ""
 
     def _close_link(self, href: str) -> None:
         """``[text](href)`` for a link with text on one line; an icon's link leaves nothing."""
@@ -354,6 +382,9 @@ class _HtmlRenderer:
 
     def _code_block(self, node: _Node) -> None:
         self.end_block()
+        if self.term_prefix:  # a definition that is code: its term is the lead-in
+            self.builder.block(self.term_prefix.rstrip())
+            self.term_prefix = ""
         parts: list[str] = []
         stack: list[_Node | str] = [node]
         language = ""
@@ -382,6 +413,11 @@ class _HtmlRenderer:
         line = _GLUED_CODE_RE.sub(r"`\1\2\3`", line) if line.count("`") >= 4 else line
         prefix, self.prefix, self.inline = self.prefix, "", []
         if line.strip(" |"):
+            if self.term_prefix and prefix:  # a definition that is a list: the term is its lead-in
+                self.lines.append(self.term_prefix.rstrip())
+            elif self.term_prefix:
+                prefix = self.term_prefix
+            self.term_prefix = ""
             self.lines.append(prefix + line)
 
     def end_block(self) -> None:

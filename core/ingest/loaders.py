@@ -109,8 +109,9 @@ CASED_TITLE_PARSER = "cased-title-1"
 #: their file name (``components.md``).
 HEADING_TITLE_PARSER = "heading-title-1"
 #: HTML pages, read since with their links and tables as Markdown, landmarks, permalinks and
-#: screen-reader text left out, and redirect stubs holding nothing.
-HTML_PARSER = "html-2"
+#: screen-reader text left out, and redirect stubs holding nothing (-3: a definition list's terms
+#: open their definition's first line).
+HTML_PARSER = "html-3"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 

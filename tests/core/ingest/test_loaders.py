@@ -333,6 +333,11 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
     ('<main><pre><span class="linenos">1</span>a = 1\n<span class="linenos">2</span>b = 2</pre></main>',
      ["```\na = 1\nb = 2\n```"]),
     ('<body><div role="search"><p>Search docs</p></div><p>Text.</p></body>', ["Text."]),
+    # A definition list: the terms over a definition open its first line; a permalink is left out.
+    ('<main><dl><dt>-a</dt><dt><code>--all</code><a class="headerlink" href="#all">\u00b6</a></dt>'
+     "<dd><p>Push all.</p><p>More.</p></dd><dt>Parameters:</dt><dd><ul><li>url</li></ul></dd>"
+     "<dt>x = *a</dt><dd><pre>f(*a)</pre></dd><dt>lone</dt></dl></main>",
+     ["**-a, `--all`**: Push all.", "More.", "**Parameters**:\n- url", "x = *a:", "```\nf(*a)\n```", "**lone**"]),
 ])
 def test_html_links_tables_and_code_read_as_shown(page: str, blocks: list[str]) -> None:
     assert [b for section in parse_html(page)[1] for b in section.blocks] == blocks
