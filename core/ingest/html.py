@@ -34,8 +34,10 @@ _GLUED_CODE_RE = re.compile(r"`([^`\s]+)`([^`\s,;:!?()]+)`([^`\s]+)`")
 #: A code span followed by another after one space: the space joins them ("`git` `fetch`").
 _ADJACENT_CODE_RE = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
 #: Classes of what a page does not show: code line numbers, text for screen readers only
-#: (Starlight's "Section titled ..." in every heading's anchor; Bootstrap's and Tailwind's sr-only).
-_UNSHOWN_CLASS_RE = re.compile(r"(?<![\w-])(?:linenos|sr-only|visually-hidden|screen-reader-text)(?![\w-])")
+#: (Starlight's "Section titled ..." in every heading's anchor; Bootstrap's and Tailwind's sr-only),
+#: and Sphinx's "[source]" beside a signature (a way to the code, not words of the docs).
+_UNSHOWN_CLASS_RE = re.compile(
+    r"(?<![\w-])(?:linenos|sr-only|visually-hidden|screen-reader-text|viewcode-link)(?![\w-])")
 #: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
 _LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S", re.IGNORECASE)
 #: A link inside a heading whose text is only one of these marks is the heading's permalink.

@@ -110,7 +110,7 @@ CASED_TITLE_PARSER = "cased-title-1"
 HEADING_TITLE_PARSER = "heading-title-1"
 #: HTML pages, read since with their links and tables as Markdown, landmarks, permalinks and
 #: screen-reader text left out, and redirect stubs holding nothing (-3: a definition list's terms
-#: open their definition's first line).
+#: open their definition's first line; Sphinx's "[source]" links left out).
 HTML_PARSER = "html-3"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024

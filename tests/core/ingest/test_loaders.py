@@ -329,6 +329,8 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
      ["`branch.<name>.rebase`, `a`,`b`", "Note: Danger."]),
     # Text for screen readers only is not shown (Starlight's "Section titled ..." in every heading).
     ('<main><p>Run <span class="visually-hidden">(opens in a new tab)</span>it.</p></main>', ["Run it."]),
+    ('<main><p>f(x)<a href="_modules/m.html#f"><span class="viewcode-link">[source]</span></a></p></main>',
+     ["f(x)"]),
     # Line numbers written inside the code are left out.
     ('<main><pre><span class="linenos">1</span>a = 1\n<span class="linenos">2</span>b = 2</pre></main>',
      ["```\na = 1\nb = 2\n```"]),
