@@ -339,7 +339,8 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
     ('<main><dl><dt>-a</dt><dt><code>--all</code><a class="headerlink" href="#all">\u00b6</a></dt>'
      "<dd><p>Push all.</p><p>More.</p></dd><dt>Parameters:</dt><dd><ul><li>url</li></ul></dd>"
      "<dt>x = *a</dt><dd><pre>f(*a)</pre></dd><dt>lone</dt></dl></main>",
-     ["**-a, `--all`**: Push all.", "More.", "**Parameters**:\n- url", "x = *a:", "```\nf(*a)\n```", "**lone**"]),
+     ["**-a, `--all`**: Push all.", "More.", "**Parameters**:\n- url", "x = *a:", "```\nf(*a)\n```",
+      "**lone**"]),
     # A method's signature is read with the full name its anchor gives it (Sphinx).
     ('<main><dl><dt id="m.Lemmatizer.lemmatize">lemmatize(word)</dt><dd><p>Lemmas.</p></dd>'
      '<dt id="cmdoption-f">f(x)</dt><dd><p>F.</p></dd></dl></main>',
