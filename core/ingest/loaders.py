@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from core.errors import IngestSourceError
+from core.ingest.deflists import definition_lists, has_definition_lists
 from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
@@ -73,7 +74,9 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
 RST_PARSER = "rst-4"  # -4: what a page writes under autodoc's directives
 MYST_PARSER = "myst-2"
 MKDOCS_PARSER = "mkdocs-3"  # -3: code annotation markers left out
-TEMPLATES_PARSER = "templates-3"
+TEMPLATES_PARSER = "templates-4"  # -4: a tag named for code (``code-toggle``) holds a code block
+#: Definition lists, whose terms were read apart from the ": definition" line under them.
+DEFLISTS_PARSER = "deflists-1"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.
 ATTRIBUTES_PARSER = "attributes-1"
 #: Pages including files (mdBook's ``{{#include file}}``, MkDocs' ``{* file *}``): 1: an include line
@@ -161,6 +164,9 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False
     if looks_like_templates(body):
         body = templates_to_markdown(body)
         parsers.append(TEMPLATES_PARSER)
+    if has_definition_lists(body):
+        body = definition_lists(body)
+        parsers.append(DEFLISTS_PARSER)
     parsers.extend(tag for reads_differently, tag in _MARKDOWN_READINGS if reads_differently(body))
     page = parse_markdown(body, indented_code=not mdx)
     if page.indented_code:

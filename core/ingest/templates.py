@@ -50,6 +50,8 @@ _TAG_ENDS = re.compile(r"[>%]\}\}")
 _MAX_TAG_LINES = 20
 #: Tags whose content the site never shows (Docsy's ``{{< comment >}}``).
 _HIDDEN = frozenset({"comment"})
+#: A site's own tags showing code, named so: ``{{< code >}}``, ``{{< code-toggle >}}``, ``{{< codeblock >}}``.
+_CODE_TAG = re.compile(r"(?:[\w.]+[-_])?code(?:block)?(?:[-_][\w.]+)?")
 #: Tags that are notes: their kind ("Warning:") leads their content when they have no title.
 _NOTES = frozenset("hint alert notice callout admonition note tip warning info danger caution".split())
 #: Blocks nested deeper than this are read as plain text: the page must not exhaust the stack.
@@ -119,15 +121,18 @@ def _holds_blocks(inside: list[str]) -> bool:
 def _code_language(tag: re.Match[str]) -> str | None:
     """The language of a block tag whose content is code, else None.
 
-    Hugo's ``{{< highlight toml >}}`` and a tab or card saying ``lang="yaml"`` (Docsy) show their
-    content as a code block: read as prose, a ``# comment`` in it became a heading. Docsy's
-    ``text=true`` says the content is text after all (``lang`` then names a language people speak).
+    Hugo's ``{{< highlight toml >}}``, a tag named for code (``{{< code-toggle >}}``) and a tab or
+    card saying ``lang="yaml"`` (Docsy) show their content as a code block: read as prose, a
+    ``# comment`` in it became a heading. Docsy's ``text=true`` says the content is text after all
+    (``lang`` then names a language people speak).
     """
     args = tag["hargs"] or ""
+    language = attribute(args, "lang")
     if _name(tag) == "highlight":
         first = next(iter(args.split()), "")
         return first.strip("\"'") if "=" not in first else ""
-    language = attribute(args, "lang")
+    if language is None and _CODE_TAG.fullmatch(_name(tag)):
+        return ""  # a site's own code tag (Hugo's docs' ``code-toggle``): code of no stated language
     return None if language is None else language.strip()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.ingest.loaders import load_file
+from core.ingest.loaders import TEMPLATES_PARSER, load_file
 from core.ingest.templates import looks_like_templates, templates_to_markdown
 
 PAGE = """\
@@ -49,7 +49,7 @@ def test_template_tags_read_as_markdown(tmp_path: Path) -> None:
     page = tmp_path / "install.md"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.title == "Install" and doc.parser == "templates-3"
+    assert doc.title == "Install" and doc.parser == TEMPLATES_PARSER
     [section] = doc.sections
     assert section.blocks == [
         "Warning: Back up your data first.",
@@ -115,6 +115,7 @@ def test_hugo_docs_showing_tags_read_as_the_site_shows_them() -> None:
         "  version = \"0.1\"\n{{< /tab >}}\n{{< /tabpane >}}\n\n"
         "{{< comment >}}\nA note for the page's editors.\n{{< /comment >}}\n\n"
         "{{< highlight yaml >}}\na: 1\n{{< /highlight >}}\n\n"
+        "{{< code-toggle file=hugo >}}\n# Site\nbaseURL = 'x'\n{{< /code-toggle >}}\n\n"
         "Write `{{%/* alert */%}}` like this:\n\n"
         "```go-html-template\n{{</* card\n  header=\"a\"\n*/>}}\n```\n\n"
         "{{< card\n  header=\"**Imagine**\"\n>}}\nNo heaven.\n{{< /card >}}\n")
@@ -123,6 +124,7 @@ def test_hugo_docs_showing_tags_read_as_the_site_shows_them() -> None:
     # A tab of code is a code block (its "# comment" no heading), labelled as the tab is.
     assert "```toml title=\"hugo.toml\"\n# Add your versions here\n[params]\n  version = \"0.1\"\n```" in read
     assert "```yaml\na: 1\n```" in read
+    assert "```\n# Site\nbaseURL = 'x'\n```" in read  # a site's own code tag: code of no stated language
     assert "editors" not in read and "{{" not in read.replace("{{% alert %}}", "").replace("{{< card", "")
     assert "Write `{{% alert %}}` like this:" in read
     assert "```go-html-template\n{{< card\n  header=\"a\"\n>}}\n```" in read

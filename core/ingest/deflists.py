@@ -1,0 +1,72 @@
+"""Markdown definition lists (Goldmark's, PHP Markdown Extra's, Pandoc's) -> a term leading its text.
+
+A term on its own line, ``: its definition`` on the next. Read as written, the colon opened a line
+of prose under a term standing apart ("`delimiter`" over ": (`string`) The delimiter ..."). Here
+the term opens its definition's line in bold, as reST's and HTML's definitions are read
+(``core.ingest.rst``, ``core.ingest.html``): ``**`delimiter`**: (`string`) The delimiter ...``;
+another definition of the same term goes on the next line. Code is left as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.ingest.fences import Fences
+
+#: A definition's line: a colon and up to four spaces, then its text.
+_DEFINITION = re.compile(r"^:[ \t]{1,4}(?=\S)")
+_SIGN = re.compile(r"^[^\n]*\S[^\n]*\n:[ \t]{1,4}\S", re.MULTILINE)
+#: A line that cannot be a term: a heading, list item, quote, table row, tag or indented text.
+_NOT_A_TERM = re.compile(r"^(?:#|[-+*][ \t]|\d{1,9}[.)][ \t]|[ \t]*[>|<]| {4}|\t|:)")
+_INDENTED = re.compile(r"^(?: {4}|\t)")
+#: A term is a name or a short phrase, never a paragraph.
+_TERM_CHARS = 200
+
+
+def has_definition_lists(text: str) -> bool:
+    """Whether ``text`` has a line opening with ``: `` under a line of text."""
+    return _SIGN.search(text) is not None
+
+
+def definition_lists(text: str) -> str:
+    """``text`` with each definition's line opened by its term (see the module's docstring).
+
+    A definition's paragraphs and code after it, indented under it, are its own: read unindented,
+    not as indented code.
+    """
+    out: list[str] = []
+    fences = Fences()
+    #: Where in ``out`` the line of the definition being read is, while it is the last one.
+    defined: int | None = None
+    inside = False  # in a definition: its indented lines go on
+    for line in text.split("\n"):
+        if inside and _INDENTED.match(line):
+            line = _INDENTED.sub("", line, count=1)
+        elif line.strip() and fences.fence is None:
+            inside = False
+        if fences.code(line):
+            out.append(line)
+            continue
+        opening = _DEFINITION.match(line)
+        if opening is not None and defined is not None and defined == len(out) - 1:
+            out.append(line[opening.end():])  # another definition of the same term
+        elif opening is not None and _is_term(out):
+            out[-1] = f"{_shown_term(out[-1])}: {line[opening.end():]}"
+        else:
+            out.append(line)
+            continue
+        defined, inside = len(out) - 1, True
+    return "\n".join(out)
+
+
+def _is_term(out: list[str]) -> bool:
+    """Whether the last line read is a term: a short line of text opening a paragraph."""
+    if not out or not out[-1].strip() or len(out[-1]) > _TERM_CHARS or _NOT_A_TERM.match(out[-1]):
+        return False
+    return len(out) == 1 or not out[-2].strip()
+
+
+def _shown_term(line: str) -> str:
+    """The term in bold, unless it holds a star of its own (``*args``) or is bold already."""
+    term = line.strip().rstrip(":").rstrip()
+    return term if "*" in term else f"**{term}**"
