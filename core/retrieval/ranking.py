@@ -300,6 +300,44 @@ def without_changelog(
     return rest
 
 
+#: A passage this long found twice is one passage shown on two pages (a site's print-all page, a
+#: copied version folder); shorter ones (a "See also" line, a one-line command) may be two pages'
+#: own words.
+REPEAT_MIN_CHARS = 200
+
+
+def without_repeats(fused: Sequence[Fused]) -> list[Fused]:
+    """The candidates with each passage once, from the page it is nearest the start of.
+
+    A built site's "print" page (mdBook's ``print.html``, Node's ``all.html``) repeats pages, a
+    copied folder of an older version repeats them all: the same passage would be two sources.
+    The copy nearer its page's start (the page about it, not one gathering many) takes the place
+    of the better ranked. A passage holding another is no copy: it says more.
+
+    Args:
+        fused: candidates, best first.
+
+    Returns:
+        ``fused`` with the later copies of a passage left out.
+    """
+    kept: list[Fused] = []
+    where: dict[str, int] = {}
+    for f in fused:
+        text = " ".join(str(f.payload.get("content", "")).split())
+        at = where.get(text) if len(text) >= REPEAT_MIN_CHARS else None
+        if at is None:
+            where[text] = len(kept)
+            kept.append(f)
+        elif _chunk_index(f) < _chunk_index(kept[at]):
+            kept[at] = f
+    return kept
+
+
+def _chunk_index(f: Fused) -> int:
+    index = f.payload.get("chunk_index")
+    return index if isinstance(index, int) else 0
+
+
 #: A long chat message lowers every chunk's share of its terms; when the best candidate only
 #: just reaches the threshold, chunks within this share of its relevance are kept too: the
 #: first fused candidate at 0.14 must not give way to worse ones that reach 0.15 by holding

@@ -42,6 +42,7 @@ from core.retrieval.ranking import (
     select,
     title_boost,
     without_changelog,
+    without_repeats,
 )
 from core.retrieval.terms import quoted_phrases
 from core.settings import Settings
@@ -322,8 +323,10 @@ class HybridRetriever:
         # Only a configured floor gives way to a quoted phrase; an asker's own is a hard one.
         kept = quoted_floor(text, head, rels, floor) if near_best else rels
         head = without_changelog(head, text, kept, threshold=floor)
-        # Each chunk keeps its own relevance as its score, whatever let it through.
-        picked = [(f, rels[f.chunk_id]) for f, _ in select(head, kept, top_k=top_k, threshold=floor)]
+        # Each chunk keeps its own relevance as its score, whatever let it through. A passage kept
+        # twice is shown once; no other takes its place (the answer reads what was chosen).
+        selected = without_repeats([f for f, _ in select(head, kept, top_k=top_k, threshold=floor)])
+        picked = [(f, rels[f.chunk_id]) for f in selected]
         floor = min([floor, *(rel for _, rel in picked)])  # every kept chunk reaches what is reported
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
         near = [c for f in fused_head[:10] if (c := cosines.get(f.chunk_id)) is not None]

@@ -267,3 +267,23 @@ def test_changelog_entries_give_way_unless_the_question_asks_about_versions() ->
     assert without_changelog(fused, how, {"note": 0.6, "guide": 0.1}, threshold=0.15) == fused
     # A changelog entry that alone answers is not replaced by a page sharing a word with the question.
     assert without_changelog(fused, how, {"note": 0.9, "guide": 0.2}, threshold=0.15) == fused
+
+
+def test_a_passage_repeated_on_a_print_all_page_is_kept_once_from_its_own_page() -> None:
+    from core.retrieval.ranking import REPEAT_MIN_CHARS, without_repeats
+
+    def cand(cid: str, content: str, index: int) -> Fused:
+        return Fused(cid, 0.5, None, None, {"content": content, "chunk_index": index})
+
+    passage = "Tuples can be destructured in a match. " * (REPEAT_MIN_CHARS // 30)
+    gathered, other = cand("print", passage, 312), cand("other", "Closures capture. " * 20, 0)
+    own = cand("page", passage.replace(". ", ".\n"), 1)  # the same words, laid out otherwise
+    # The page's own copy takes the place of the print page's better ranked one.
+    assert [f.chunk_id for f in without_repeats([gathered, other, own])] == ["page", "other"]
+    assert [f.chunk_id for f in without_repeats([own, gathered])] == ["page"]
+    # A passage holding another is not a copy of it; short passages found twice may be two pages'
+    # own words: all stay.
+    longer = cand("longer", f"{passage} And more.", 0)
+    assert without_repeats([gathered, longer]) == [gathered, longer]
+    short = [cand("a", "See also: the guide.", 3), cand("b", "See also: the guide.", 0)]
+    assert without_repeats(short) == short
