@@ -186,23 +186,6 @@ def _unshown(node: _Node) -> bool:
     return hidden or node.attrs.get("role") in _DROP_ROLES
 
 
-#: A name as an anchor gives it: "nltk.stem.WordNetLemmatizer.lemmatize".
-_DOTTED_NAME_RE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+")
-_LEADING_NAME_RE = re.compile(r"[A-Za-z_]\w*(?=\()")
-
-
-def _full_name(term: str, anchor: str) -> str:
-    """A method's term with the name its anchor gives it in full, as Sphinx writes both.
-
-    ``lemmatize(word)`` under its class reads ``nltk.stem.WordNetLemmatizer.lemmatize(word)``:
-    quoted alone, the signature no longer says whose method it is.
-    """
-    name = _LEADING_NAME_RE.match(term)
-    if name is None or not _DOTTED_NAME_RE.fullmatch(anchor) or not anchor.endswith(f".{name[0]}"):
-        return term
-    return anchor + term[name.end():]
-
-
 def _heading_node_text(node: _Node) -> str:
     """A heading's text without its permalink: Docusaurus' "#" (class hash-link), Sphinx's and MkDocs' "¶"."""
     clone = _Node(node.tag, node.attrs)
@@ -329,7 +312,7 @@ class _HtmlRenderer:
                 return
         if tag == "dt":
             text = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
-            self.inline, self.terms[-1] = [], _full_name(text, node.attrs.get("id", ""))
+            self.inline, self.terms[-1] = [], text
         elif tag in _HTML_BLOCKS:
             self.end_block()
             if tag in ("dd", "dl"):

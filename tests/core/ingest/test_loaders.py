@@ -341,10 +341,6 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
      "<dt>x = *a</dt><dd><pre>f(*a)</pre></dd><dt>lone</dt></dl></main>",
      ["**-a, `--all`**: Push all.", "More.", "**Parameters**:\n- url", "x = *a:", "```\nf(*a)\n```",
       "**lone**"]),
-    # A method's signature is read with the full name its anchor gives it (Sphinx).
-    ('<main><dl><dt id="m.Lemmatizer.lemmatize">lemmatize(word)</dt><dd><p>Lemmas.</p></dd>'
-     '<dt id="cmdoption-f">f(x)</dt><dd><p>F.</p></dd></dl></main>',
-     ["**m.Lemmatizer.lemmatize(word)**: Lemmas.", "**f(x)**: F."]),
 ])
 def test_html_links_tables_and_code_read_as_shown(page: str, blocks: list[str]) -> None:
     assert [b for section in parse_html(page)[1] for b in section.blocks] == blocks
