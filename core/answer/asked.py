@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 
+from core.answer.examples import asks_for_example, without_example_request
 from core.answer.followups import SENTENCE_END, asks, points_back
 from core.answer.responses import NOTIFY_TEXT, SECRETS_TEXT, SMALL_TALK_TEXT
 from core.retrieval.query import strip_markup
+from core.retrieval.terms import content_terms
 
 
 def question_sentences(message: str) -> str | None:
@@ -92,3 +94,12 @@ def aside_reply(message: str, *, small_talk: bool) -> str | None:
     if asks_to_notify(message):
         return NOTIFY_TEXT
     return SECRETS_TEXT if asks_for_secrets(message) else None
+
+
+def excerpt_question(message: str, own: str, searched: str) -> str:
+    """The words an answer is quoted by: the message's own, else (it only asks for an example,
+    "can you show an example?") the thread's subject it was searched with.
+    """
+    if asks_for_example(message) and not content_terms(without_example_request(own)):
+        return searched
+    return own or searched

@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 
 from core.answer.blocks import Block, rarity, render_block
+from core.answer.examples import asks_for_example, without_example_request
 from core.answer.links import shown_links
 from core.answer.passage import EXCERPT_CHARS, grow
 from core.answer.prescription import Reading, prescription
@@ -72,6 +73,9 @@ W_SEMANTIC = 0.1
 W_TYPED = 0.1
 #: How many of the best blocks by words are re-scored with the dense similarity.
 SEMANTIC_DEPTH = 12
+#: Asked for an example ("can you show an example?"), code sharing the question's words gains this
+#: much: as much as a heading naming the asked thing.
+W_CODE_ASKED = 0.15
 
 
 #: A code name typed in a question: a flag ("--frozen"), an identifier with an underscore
@@ -168,11 +172,16 @@ def _typed_share(unit: Unit, typed: Sequence[re.Pattern[str]]) -> float:
 
 def _ranked(
     question: str, units: Sequence[Unit], chunks: Sequence[RetrievedChunk], weights: dict[str, float],
-    q_pairs: frozenset[tuple[str, str]], cosines: CosineFn | None,
+    q_pairs: frozenset[tuple[str, str]], cosines: CosineFn | None, *, code_asked: bool = False,
 ) -> list[tuple[float, Unit]]:
-    """Units best first: by words, then the best few re-scored with their meaning too."""
+    """Units best first: by words, then the best few re-scored with their meaning too.
+
+    Asked for an example, code that shares the question's words comes first.
+    """
     typed = _typed_names(question)
-    scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs) + W_TYPED * _typed_share(u, typed), u)
+    scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs) + W_TYPED * _typed_share(u, typed)
+                      + (W_CODE_ASKED if code_asked and u.block.kind == "code" and u.terms & weights.keys()
+                         else 0.0), u)
                      for u in units), key=lambda su: (-su[0], su[1].chunk, su[1].position))
     if cosines is None or not scored:
         return scored
@@ -205,11 +214,14 @@ def choose_excerpts(
     """
     per_chunk = read_units(chunks[:max_chunks], exercises_asked=ASKING_WORD.search(question) is not None)
     everything = [u for units in per_chunk for u in units]
+    code_asked = asks_for_example(question)
+    if code_asked:  # "show me", "got" name nothing; an example is code, or a sentence giving one
+        question = f"{without_example_request(question)} example"
     asked = content_terms(question)
     q_list = [t for t in asked if t not in _VAGUE] or asked
     weights = _weights(frozenset(q_list), everything)
     q_pairs = frozenset(itertools.pairwise(q_list))
-    scored = _ranked(question, everything, chunks, weights, q_pairs, cosines)
+    scored = _ranked(question, everything, chunks, weights, q_pairs, cosines, code_asked=code_asked)
     if not scored or scored[0][0] <= 0:
         return []
     picker = _Picker(scored=scored, weights=weights, chunk_urls=[c.url for c in chunks[:max_chunks]],

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.answer.asked import aside_reply, question_sentences
+from core.answer.asked import aside_reply, excerpt_question, question_sentences
 from core.answer.deadline import before_deadline, question_deadline
 from core.answer.followups import (
     FOLLOW_UP_DEPTH,
@@ -417,7 +417,7 @@ class RagPipeline:
         if chosen is None or not chosen.context.chunks or chosen.verdict.probability < enough:
             return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm)
         request = GenerationRequest(query=query, chunks=list(chosen.context.chunks), history=history,
-                                    search_text=own.text or search_text)
+                                    search_text=excerpt_question(query.query_text, own.text, search_text))
         generator = self.quoter if aimed else self.generator
         generation = await generator.generate(request, search=self._tool_search(query, scope.collection))
         if generation.fallback_reason:
