@@ -262,11 +262,34 @@ def _merged(parts: Sequence[Sequence[Unit]]) -> list[list[Unit]]:
 
 def _assemble(passages: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChunk], focus: frozenset[str]
               ) -> list[str]:
-    """Render the passages best first, each cited once."""
+    """Render the passages best first, each cited once, an entry's name over the first from its section."""
     # A heading's words alone ("Expected Output") answer nothing; nor does a picture chat cannot show.
-    rendered = (_render(p, f"[{p[0].chunk + 1}]", focus, page_url=chunks[p[0].chunk].url)
-                for p in _reading_order(passages, chunks) if not all(u.block.is_label for u in p))
-    return [text for text in rendered if text]
+    texts: list[str] = []
+    named: set[tuple[str, str]] = set()
+    for p in _reading_order(passages, chunks):
+        chunk = chunks[p[0].chunk]
+        text = "" if all(u.block.is_label for u in p) else _render(p, f"[{p[0].chunk + 1}]", focus,
+                                                                    page_url=chunk.url)
+        name = entry_name(chunk.section)
+        if text and name and name.lower() not in text.lower() and (chunk.url, chunk.section) not in named:
+            # "If set to `true`, ..." says nothing without the setting it is about.
+            named.add((chunk.url, chunk.section))
+            text = f"**`{name}`**\n\n{text}"
+        if text:
+            texts.append(text)
+    return texts
+
+
+#: A reference entry's heading: a setting, option, variable or API name ("virtualenvs.in-project",
+#: "--no-root", "max_connections", "module-root"), not words ("Built-in types", "Pre-commit").
+_ENTRY_NAME = re.compile(r"`?(?:(?=[^\s`]*[a-z])(?:--?[\w][\w.-]*|[\w-]+[._][\w.-]*\w"
+                         r"|[a-z0-9]+(?:-[a-z0-9]+)+)|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`?")
+
+
+def entry_name(section: str) -> str | None:
+    """The name a section's last heading gives a reference entry, without backticks; else None."""
+    last = section.rsplit(" > ", 1)[-1].strip()
+    return last.strip("`") if len(last) <= 60 and _ENTRY_NAME.fullmatch(last) else None
 
 
 #: A numbered list's item: a step of a procedure, read in its order.

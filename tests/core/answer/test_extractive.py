@@ -1043,3 +1043,29 @@ def test_a_tab_named_like_a_runtime_is_a_tab() -> None:
     page = chunk(1, f"Serve the site locally:\n\n{tabs}")
     text = "".join(choose_excerpts("how do I serve the site locally?", [page]))
     assert "deno run vite" in text and "bunx vite" in text
+
+
+@pytest.mark.parametrize(("section", "name"), [
+    ("Configuration > Available settings > virtualenvs.in-project", "virtualenvs.in-project"),
+    ("CLI > install > --no-root", "--no-root"), ("Limits > max_connections", "max_connections"),
+    ("Settings > `module-root`", "module-root"), ("Settings > DEPTH_LIMIT", "DEPTH_LIMIT"),
+    ("Types > Built-in types", None), ("Hooks > Pre-commit", None), ("Release notes > 0.23.0", None),
+    ("Guide > Getting started", None),
+])
+def test_a_reference_entry_is_named_by_its_heading(section: str, name: str | None) -> None:
+    from core.answer.excerpt import entry_name
+
+    assert entry_name(section) == name
+
+
+def test_an_entry_quoted_without_its_name_is_led_by_it() -> None:
+    entry = RetrievedChunk(
+        chunk_id="c1", content="If set to `true`, the virtualenv is created in a `.venv` folder.",
+        score=0.8, url="https://docs.example/config", title="Configuration",
+        section="Configuration > Available settings > virtualenvs.in-project", chunk_index=3,
+        source_document="config.md")
+    excerpt = choose_excerpts("can the virtualenv go in the project folder", [entry])[0]
+    assert excerpt.startswith("**`virtualenvs.in-project`**\n\nIf set to `true`")
+    # Named in the passage already: not again.
+    named = entry.model_copy(update={"content": "Set `virtualenvs.in-project` to create it in `.venv`."})
+    assert choose_excerpts("can the virtualenv go in the project folder", [named])[0].startswith("Set")
