@@ -35,9 +35,17 @@ _GLUED_CODE_RE = re.compile(r"`([^`\s]+)`([^`\s,;:!?()]+)`([^`\s]+)`")
 _ADJACENT_CODE_RE = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
 #: Classes of what a page does not show: code line numbers, text for screen readers only
 #: (Starlight's "Section titled ..." in every heading's anchor; Bootstrap's and Tailwind's sr-only),
-#: and Sphinx's "[source]" beside a signature (a way to the code, not words of the docs).
+#: Sphinx's "[source]" beside a signature (a way to the code, not words of the docs) and its
+#: table of contents inside a page (the headings of other pages, which they answer from).
 _UNSHOWN_CLASS_RE = re.compile(
-    r"(?<![\w-])(?:linenos|sr-only|visually-hidden|screen-reader-text|viewcode-link)(?![\w-])")
+    r"(?<![\w-])(?:linenos|sr-only|visually-hidden|screen-reader-text|viewcode-link|toctree-wrapper)(?![\w-])")
+#: A note's title: Sphinx's and MkDocs' "admonition-title", Docusaurus' "admonitionHeading_x1y2",
+#: Starlight's aside title.
+_NOTE_TITLE_CLASS_RE = re.compile(
+    r"(?<![\w-])(?:admonition-title|admonitionHeading\w*|starlight-aside__title)(?![\w-])")
+#: Pages a generator makes from the others, no page of the docs: Sphinx's listings of the code
+#: (``_modules/``, "viewcode"), its index of names, its index of modules.
+_GENERATED_CLASS_RE = re.compile(r"(?<![\w-])(?:viewcode-block|genindextable|modindextable)(?![\w-])")
 #: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
 _LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S", re.IGNORECASE)
 #: A link inside a heading whose text is only one of these marks is the heading's permalink.
@@ -45,8 +53,12 @@ _PERMALINK_MARKS = frozenset({"", "#", "¶", "§", "🔗"})
 #: A page asking browsers to go elsewhere: a redirect stub, no page of the docs to answer from.
 _REFRESH_RE = re.compile(r"^\s*refresh\s*$", re.IGNORECASE)
 _HTML_LINES = frozenset({"li", "tr", "br"})
+#: Blocks that, inside a list item, are lines of the list rather than blocks of their own.
+_ITEM_PARAGRAPHS = frozenset({"p", "div", "section", "span"})
 _HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4}
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\ufeff"))
+#: Characters a page shows nothing of, or only a font's icon of: zero-width ones and the private use
+#: area (Read the Docs' theme writes its link icon, U+F0C1, in every heading's permalink).
+_ZERO_WIDTH = dict.fromkeys([*map(ord, "\u200b\u200c\u200d\ufeff"), *range(0xE000, 0xF900)])
 
 
 class _Node:
@@ -169,15 +181,20 @@ _SITE_SUFFIX_RE = re.compile(r"\s+[|\u2014\u00b7]\s+")
 
 
 def _not_a_page(document: _Node) -> bool:
-    """Whether the page is a redirect stub: its ``<head>`` sends the reader to another address.
+    """Whether the page is a redirect stub or made by the generator from the others.
 
-    Such a stub (a moved page's old address) would be quoted as a page of its own. A page kept
-    from search engines (``noindex``) is read: a private or staging site marks every page so.
+    A stub's ``<head>`` sends the reader to another address (a moved page's old one): it would be
+    quoted as a page of its own. Sphinx's listings of the code, index of names and index of modules
+    repeat the docs' names without their words: quoted, they answer with a line of an index or the
+    library's source. A page kept from search engines (``noindex``) is read: a private or staging
+    site marks every page so.
     """
     heads = document.find_all("head")
     metas = heads[0].find_all("meta") if heads else []
-    return any(_REFRESH_RE.match(meta.attrs.get("http-equiv", ""))
-               and "url=" in meta.attrs.get("content", "").lower() for meta in metas)
+    if any(_REFRESH_RE.match(meta.attrs.get("http-equiv", ""))
+           and "url=" in meta.attrs.get("content", "").lower() for meta in metas):
+        return True
+    return bool(document.find(lambda node: bool(_GENERATED_CLASS_RE.search(node.attrs.get("class", "")))))
 
 
 def _unshown(node: _Node) -> bool:
@@ -195,7 +212,8 @@ def _heading_node_text(node: _Node) -> str:
 
 def _is_permalink(node: _Node) -> bool:
     """Whether ``node`` is a heading's link to itself, shown as a mark ("#", "\u00b6") or nothing."""
-    return node.tag == "a" and ("hash-link" in node.attrs.get("class", "") or (
+    classes = node.attrs.get("class", "")
+    return node.tag == "a" and ("hash-link" in classes or "headerlink" in classes or (
         node.attrs.get("href", "").startswith("#") and node.text().strip() in _PERMALINK_MARKS))
 
 
@@ -208,7 +226,8 @@ class _HtmlRenderer:
         self.inline: list[str] = []
         self.prefix = ""
         self.lines: list[str] = []
-        self.list_depth = 0
+        #: The lists being read, innermost last: each its next item's number, None for bullets.
+        self.lists: list[int | None] = []
         #: The rows of each table being read (tables nest), each row its cells' text, and its element.
         self.tables: list[list[list[str]]] = []
         self.table_nodes: list[_Node] = []
@@ -249,6 +268,9 @@ class _HtmlRenderer:
                 continue
             if tag == "img" or _is_permalink(item):
                 continue
+            if _NOTE_TITLE_CLASS_RE.search(item.attrs.get("class", "")) and not self.tables:
+                self._note_title(item)
+                continue
             self._enter(item)
             stack.append((item, True))
             stack.extend((child, False) for child in reversed(item.children))
@@ -268,24 +290,35 @@ class _HtmlRenderer:
         if self.tables:
             self._enter_table_part(tag)
             return
-        if tag in ("ul", "ol") and self.list_depth:
+        if tag in ("ul", "ol") and self.lists:
             self.end_line()  # a nested list continues its parent's block
         elif tag == "dt":
             self.end_block()
             self.terms.append("")
+        elif tag in _ITEM_PARAGRAPHS and self.lists:
+            self.end_line()  # Sphinx writes every item's text as <li><p>: a line of the list
         elif tag in _HTML_BLOCKS:
             self.end_block()
             if tag == "dd":
                 self._open_definition()
         elif tag == "li":
             self.end_line()
-            self.prefix = "  " * max(self.list_depth - 1, 0) + "- "
+            self.prefix = "  " * max(len(self.lists) - 1, 0) + self._marker()
         elif tag == "tr":
             self.end_line()
         elif tag in ("td", "th") and self.inline and "".join(self.inline).strip():
             self.inline.append(" | ")
         if tag in ("ul", "ol"):
-            self.list_depth += 1
+            start = node.attrs.get("start", "1").strip()
+            self.lists.append((int(start) if start.isdigit() else 1) if tag == "ol" else None)
+
+    def _marker(self) -> str:
+        """The marker of the next item of the innermost list: "- ", or its number ("3. ")."""
+        number = self.lists[-1] if self.lists else None
+        if number is None:
+            return "- "
+        self.lists[-1] = number + 1
+        return f"{number}. "
 
     def _leave(self, node: _Node) -> None:
         tag = node.tag
@@ -306,19 +339,30 @@ class _HtmlRenderer:
                 self.inline.append(" ")
             return
         if tag in ("ul", "ol"):
-            self.list_depth -= 1
-            if self.list_depth:
-                self.end_line()
+            self.end_line()
+            self.prefix = ""  # an item with no text: its marker marks nothing
+            if self.lists:
+                self.lists.pop()
+            if self.lists:
                 return
         if tag == "dt":
             text = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
             self.inline, self.terms[-1] = [], text
+        elif tag in _ITEM_PARAGRAPHS and self.lists:
+            self.end_line()
         elif tag in _HTML_BLOCKS:
             self.end_block()
             if tag in ("dd", "dl"):
                 self._close_definition()
         elif tag in _HTML_LINES:
             self.end_line()
+
+    def _note_title(self, node: _Node) -> None:
+        """A note's title ("Warning") opens its text's first line, as a note is read in Markdown."""
+        self.end_block()
+        title = node.text().rstrip(":").strip()
+        title = title.capitalize() if title.islower() else title  # Docusaurus' "note", shown in capitals
+        self.term_prefix = f"{title}: " if title else ""
 
     def _open_definition(self) -> None:
         """The terms over a definition start its first line: ``**-f, --force**: Usually, ...``."""
@@ -413,14 +457,16 @@ class _HtmlRenderer:
         # Asciidoctor writes "git fetch" as <code>git</code> <code>fetch</code>: one name, one span.
         line = _ADJACENT_CODE_RE.sub(" ", line) if "` `" in line else line
         line = _GLUED_CODE_RE.sub(r"`\1\2\3`", line) if line.count("`") >= 4 else line
-        prefix, self.prefix, self.inline = self.prefix, "", []
-        if line.strip(" |"):
-            if self.term_prefix and prefix:  # a definition that is a list: the term is its lead-in
-                self.lines.append(self.term_prefix.rstrip())
-            elif self.term_prefix:
-                prefix = self.term_prefix
-            self.term_prefix = ""
-            self.lines.append(prefix + line)
+        self.inline = []
+        if not line.strip(" |"):
+            return  # an item's marker waits for its text (<li><p>...)
+        prefix, self.prefix = self.prefix, ""
+        if self.term_prefix and prefix:  # a definition that is a list: the term is its lead-in
+            self.lines.append(self.term_prefix.rstrip())
+        elif self.term_prefix:
+            prefix = self.term_prefix
+        self.term_prefix = ""
+        self.lines.append(prefix + line)
 
     def end_block(self) -> None:
         self.end_line()

@@ -113,8 +113,10 @@ CASED_TITLE_PARSER = "cased-title-1"
 HEADING_TITLE_PARSER = "heading-title-1"
 #: HTML pages, read since with their links and tables as Markdown, landmarks, permalinks and
 #: screen-reader text left out, and redirect stubs holding nothing (-3: a definition list's terms
-#: open their definition's first line; Sphinx's "[source]" links left out).
-HTML_PARSER = "html-3"
+#: open their definition's first line; Sphinx's "[source]" links left out; -4: a list item written
+#: <li><p> keeps its marker, numbered lists their numbers, a note's title opens its text; Sphinx's
+#: generated pages and in-page tables of contents left out).
+HTML_PARSER = "html-4"
 #: Larger files are not read: no page of docs is this big, and memory grows with the file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 

@@ -311,6 +311,10 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
     assert body('<meta name="robots" content="noindex, nofollow">') != []
     # A meta in the body (an example the page shows) sends nobody anywhere.
     assert parse_html('<body><meta http-equiv="refresh" content="0; url=x"><p>Text.</p></body>')[1] != []
+    # Sphinx's listing of the code and its indexes are made from the docs: no pages of them.
+    for generated in ('<div class="viewcode-block" id="f"><pre>def f(): ...</pre></div>',
+                      '<table class="indextable genindextable"><tr><td>f()</td></tr></table>'):
+        assert parse_html(f"<html><body><h1>Index</h1>{generated}</body></html>") == (None, [])
 
 
 @pytest.mark.parametrize(("page", "blocks"), [
@@ -341,6 +345,17 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
      "<dt>x = *a</dt><dd><pre>f(*a)</pre></dd><dt>lone</dt></dl></main>",
      ["**-a, `--all`**: Push all.", "More.", "**Parameters**:\n- url", "x = *a:", "```\nf(*a)\n```",
       "**lone**"]),
+    # Sphinx writes every list item as <li><p>: still a list; numbered lists keep their numbers.
+    ('<main><ul class="simple"><li><p>Keep-Alive</p></li><li><p>Cookies</p><p>More.</p></li></ul>'
+     '<ol start="3"><li><p>a</p><ul><li><p>x</p></li></ul></li><li>b</li><li></li></ol><p>After.</p></main>',
+     ["- Keep-Alive\n- Cookies\nMore.", "3. a\n  - x\n4. b", "After."]),
+    # A note's title opens its text (Sphinx, MkDocs, Docusaurus' lower-case "note").
+    ('<main><div class="admonition warning"><p class="admonition-title">Warning</p><p>Do not.</p></div>'
+     '<div><div class="admonitionHeading_G"><svg></svg>note</div><div><ul><li>a</li></ul></div></div></main>',
+     ["Warning: Do not.", "Note:\n- a"]),
+    # Read the Docs' icon-font permalink and a page's table of contents are no text of the page.
+    ('<main><p>T\uf0c1ext<a class="headerlink" href="#t">\uf0c1</a></p>'
+     '<div class="toctree-wrapper compound"><ul><li><a href="x.html">X</a></li></ul></div></main>', ["Text"]),
 ])
 def test_html_links_tables_and_code_read_as_shown(page: str, blocks: list[str]) -> None:
     assert [b for section in parse_html(page)[1] for b in section.blocks] == blocks
