@@ -97,8 +97,10 @@ def aside_reply(message: str, *, small_talk: bool) -> str | None:
 
 
 def excerpt_question(message: str, own: str, searched: str) -> str:
-    """The words an answer is quoted by: the message's own, else (it only asks for an example,
-    "can you show an example?") the thread's subject it was searched with.
+    """The words an answer is quoted by: the message's own, or what it was searched with.
+
+    A message asking only for an example ("can you show an example?") names no subject of its
+    own: the thread's subject, which it was searched with, says what to quote.
     """
     if asks_for_example(message) and not content_terms(without_example_request(own)):
         return searched
