@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 
 from core.ingest.document import with_lead
 from core.ingest.fences import Fences, fence_opening
@@ -64,49 +65,86 @@ def looks_like_templates(text: str) -> bool:
 
 
 def templates_to_markdown(
-    text: str, *, depth: int = 0, as_text: bool = False, lang: str | None = None
+    text: str, *, depth: int = 0, as_text: bool = False, lang: str | None = None,
+    labels: Sequence[str] = (),
 ) -> str:
     """Rewrite tag-only lines: block tags as their labelled content, the rest left out.
 
     ``as_text``: the enclosing tag says its content is text (Docsy's ``{{< tabpane text=true >}}``);
-    ``lang``: the language it gives the code of its tabs (``{{< tabpane lang="yaml" >}}``).
+    ``lang``: the language it gives the code of its tabs (``{{< tabpane lang="yaml" >}}``);
+    ``labels``: the names it gives its tabs in order (``{{< tabs Self-hosted Kubernetes >}}``).
     """
     lines = _own_lines(text.split("\n")) if depth == 0 else text.split("\n")
     closing = _pairs(lines)
     out: list[str] = []
     fences = Fences()
-    i = 0
+    i = blocks = 0
     while i < len(lines):
         line = lines[i]
         i += 1
         if fences.code(line) or (tag := _TAG.match(line)) is None:  # code and prose: as written
             out.append(line)
         elif depth < _MAX_DEPTH and (end := closing.get(i - 1)) is not None:
-            out.extend(_block(tag, lines[i:end], depth=depth, as_text=as_text, lang=lang))
+            label = labels[blocks] if blocks < len(labels) else None
+            out.extend(_block(tag, lines[i:end], depth=depth, as_text=as_text, lang=lang, label=label))
+            blocks += 1
             i = end + 1
     return _unescaped("\n".join(out)) if depth == 0 else "\n".join(out)
 
 
 def _block(
-    tag: re.Match[str], inside: list[str], *, depth: int, as_text: bool, lang: str | None
+    tag: re.Match[str], inside: list[str], *, depth: int, as_text: bool, lang: str | None,
+    label: str | None = None,
 ) -> list[str]:
-    """A block tag and what it holds as a reader sees them: labelled text or code, or nothing."""
+    """A block tag and what it holds as a reader sees them: labelled text or code, or nothing.
+
+    ``label``: the name its enclosing tag gives it, when it names itself none.
+    """
     if _name(tag) in _HIDDEN:
         return []
+    shown = _label(tag) or (f"{label}:" if label else "")
     text_inside = as_text or _TEXT.search(tag["hargs"] or "") is not None
     language = _code_language(tag)
     language = lang if language is None else language
-    if _holds_blocks(inside):  # a pane of tabs: its language is theirs
-        body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside, lang=language)
+    if _holds_blocks(inside):  # a pane of tabs: its language is theirs, and maybe their names
+        body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside, lang=language,
+                                     labels=_tab_names(tag, inside))
     elif not text_inside and language is not None and not any(fence_opening(row) for row in inside):
         # A tab of code: its label goes with it as the fence's title (shown above it), never alone.
-        fence = titled_fence(f"```{language}", _label(tag).removesuffix(":"))
+        fence = titled_fence(f"```{language}", shown.removesuffix(":"))
         # The code without the indentation it shares under its tag.
         return ["", fence, *textwrap.dedent("\n".join(inside)).split("\n"), "```", ""]
     else:
         body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside)
     body = body.strip("\n")
-    return ["", *with_lead(_label(tag), body.split("\n") if body else []), ""]
+    return ["", *with_lead(shown, body.split("\n") if body else []), ""]
+
+
+#: A tag's arguments one by one: ``name="value"`` (or ``name=value``), else a quoted or bare word.
+_ARGUMENT = re.compile(r"""[\w-]+\s*=\s*(?:"[^"\n]*"|'[^'\n]*'|\S+)|"([^"\n]*)"|'([^'\n]*)'|(\S+)""")
+
+
+def _positional(args: str) -> list[str]:
+    """The arguments of a tag given without a name, in order: ``".NET" Go`` in ``{{< tabs ".NET" Go >}}``."""
+    return [next(part for part in match.groups() if part is not None) for match in _ARGUMENT.finditer(args)
+            if any(part is not None for part in match.groups())]
+
+
+def _tab_names(tag: re.Match[str], inside: list[str]) -> list[str]:
+    """The names a pane gives its tabs in order, when it names as many as it holds tabs naming none.
+
+    Dapr's ``{{< tabs Self-hosted Kubernetes >}}`` over two ``{{% codetab %}}``: read without them,
+    the two tabs' near-identical commands could not be told apart. Hugo Book's ``{{< tabs "id" >}}``
+    names no tab (its one argument is an id; each ``{{< tab "macOS" >}}`` names itself).
+    """
+    names = _positional(tag["hargs"] or "")
+    pairs, tabs, end = _pairs(inside), [], -1
+    for start in sorted(pairs):
+        if start > end:  # a tab of the pane, not a tag inside one
+            tabs.append(_TAG.match(inside[start]))
+            end = pairs[start]
+    unnamed = [t for t in tabs if t is not None and not _label(t)]
+    return names if names and len(names) == len(tabs) == len(unnamed) else []
 
 
 def _holds_blocks(inside: list[str]) -> bool:
@@ -220,6 +258,8 @@ def _label(tag: re.Match[str]) -> str:
     title = attribute(args, "header") if title is None else title  # Docsy's tabs and cards
     if title is not None:
         return f"{title.strip()}:" if title.strip() else ""
+    if _name(tag).endswith("tab") and _positional(args)[:1] and not tag["liquid"]:
+        return f"{_positional(args)[0]}:"  # Hugo Book's {{< tab "macOS" >}}
     if _name(tag) in _NOTES:
         style = attribute(args, "style") or attribute(args, "type") or attribute(args, "color")
         first = next(iter(args.split()), "")  # Hugo's ``{{% notice tip %}}`` names its kind first

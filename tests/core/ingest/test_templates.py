@@ -176,3 +176,17 @@ def test_tag_lines_in_a_tab_of_code_are_code() -> None:
         "{{< tab lang=\"html\" >}}\n{{< figure src=\"a\" >}}\n<p>x</p>\n{{< /tab >}}\n")
     assert "```liquid title=\"Liquid\"\n{% if user %}\nHi {{ user.name }}\n{% endif %}\n```" in read
     assert "```html\n{{< figure src=\"a\" >}}\n<p>x</p>\n```" in read
+
+
+def test_tabs_named_by_their_pane_or_by_themselves_keep_their_names() -> None:
+    page = (
+        '{{< tabs ".NET" Go >}}\n{{% codetab %}}\n```csharp\nEnabled = true;\n```\n{{% /codetab %}}\n'
+        "{{% codetab %}}\nNot in the Go SDK yet.\n{{% /codetab %}}\n{{< /tabs >}}\n\n"
+        '{{< tabs "id" >}}\n{{< tab "macOS" >}}\nRun `brew install x`.\n{{< /tab >}}\n{{< /tabs >}}\n\n'
+        '{{< tabs "id2" >}}\n{{< tab >}}\nOne.\n{{< /tab >}}\n{{< tab >}}\nTwo.\n'
+        "{{< /tab >}}\n{{< /tabs >}}\n")
+    read = templates_to_markdown(page)
+    assert ".NET:\n\n```csharp\nEnabled = true;\n```" in read and "Go: Not in the Go SDK yet." in read
+    assert "macOS: Run `brew install x`." in read
+    # A pane naming fewer tabs than it holds gives none of them a name (its argument is an id).
+    assert "\nOne." in read and "id2" not in read
