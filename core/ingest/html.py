@@ -186,15 +186,40 @@ def _not_a_page(document: _Node) -> bool:
     A stub's ``<head>`` sends the reader to another address (a moved page's old one): it would be
     quoted as a page of its own. Sphinx's listings of the code, index of names and index of modules
     repeat the docs' names without their words: quoted, they answer with a line of an index or the
-    library's source. A page kept from search engines (``noindex``) is read: a private or staging
-    site marks every page so.
+    library's source. A site's template (``{% if %}``, ``{{ _('Home') }}`` in its text) is no page.
+    A page kept from search engines (``noindex``) is read: a private or staging site marks every
+    page so.
     """
     heads = document.find_all("head")
     metas = heads[0].find_all("meta") if heads else []
     if any(_REFRESH_RE.match(meta.attrs.get("http-equiv", ""))
            and "url=" in meta.attrs.get("content", "").lower() for meta in metas):
         return True
-    return bool(document.find(lambda node: bool(_GENERATED_CLASS_RE.search(node.attrs.get("class", "")))))
+    if document.find(lambda node: bool(_GENERATED_CLASS_RE.search(node.attrs.get("class", "")))):
+        return True
+    return _is_template(document)
+
+
+#: A template's tag or expression: Jinja's, Liquid's ``{% if x %}``, ``{{ _('Home') }}``, Go's ``{{ .X }}``
+_TEMPLATE_TAG_RE = re.compile(r"\{%-?\s*[A-Za-z_]\w*[^%\n]*%\}|\{\{-?\s*[^{}\s][^{}\n]*\}\}")
+#: Fewer of them outside code may be a page's own words about a template language.
+_TEMPLATE_TAGS = 2
+
+
+def _is_template(document: _Node) -> bool:
+    """Whether the file is a template of the site (Sphinx's ``_templates/``, Jekyll's ``_layouts/``).
+
+    Its tags are written in its text, outside code, where a built page shows what they stood for.
+    """
+    found = 0
+    stack: list[_Node | str] = [document]
+    while stack and found < _TEMPLATE_TAGS:
+        node = stack.pop()
+        if isinstance(node, str):
+            found += len(_TEMPLATE_TAG_RE.findall(node))
+        elif node.tag not in ("pre", "code", "script", "style", "textarea"):
+            stack.extend(node.children)
+    return found >= _TEMPLATE_TAGS
 
 
 def _unshown(node: _Node) -> bool:
