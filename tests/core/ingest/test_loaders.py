@@ -318,7 +318,7 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
     # A site's template is no page; a page showing a template's tags in code is one.
     template = "<h3>{{ _('Navigation') }}</h3>{% if show %}<p>{{ toctree() }}</p>{% endif %}"
     assert parse_html(template) == (None, [])
-    page = "<main><p>Use <code>{{ user.name }}</code>, or {{ x }}.</p><pre>{% if x %}y{% endif %}</pre></main>"
+    page = "<main><p>Use <code>{{ a.b }}</code>, or {{ x }}.</p><pre>{% if x %}y{% endif %}</pre></main>"
     assert parse_html(page)[1] != []
 
 
