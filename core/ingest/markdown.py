@@ -15,6 +15,7 @@ up to its ``-->``, code fences included (CommonMark's HTML block).
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import NamedTuple
 
 from core.ingest.document import Section, SectionBuilder
@@ -130,7 +131,7 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
             tab = _FILENAME_LABEL.sub("", plain_text(prose_lines.pop()[1:]))
         for line in prose_lines:
             _read_line(builder, line.removeprefix(_TAB_MARK))
-    sections = [Section(section.headings, [_decoded(block) for block in section.blocks])
+    sections = [Section(section.headings, [_decoded(_unindented(block)) for block in section.blocks])
                 for section in builder.finish()]
     return MarkdownPage(builder.first_h1, sections, builder.opening, indented, builder.heads_page)
 
@@ -175,6 +176,18 @@ def _read_line(builder: SectionBuilder, line: str) -> None:
         builder.paragraph.append(line.rstrip())
     else:
         builder.end_paragraph()
+
+
+def _unindented(block: str) -> str:
+    """A prose block without the indentation all its lines share.
+
+    A list item's paragraph or sub-list after its code (``1. Create it:`` then the fenced command,
+    then ``    - `name` is ...``) is a block of its own, whose indentation now says nothing: kept,
+    chat showed the list as code.
+    """
+    if is_code_block(block) or not block.startswith((" ", "\t")):
+        return block
+    return textwrap.dedent(block)
 
 
 def _decoded(block: str) -> str:

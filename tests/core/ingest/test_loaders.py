@@ -500,7 +500,7 @@ def test_a_titled_component_shows_its_title_linked_and_described(tmp_path: Path)
                     encoding="utf-8")
     doc = load_file(page, root=tmp_path)
     assert doc.parser == "components-1"
-    assert doc.sections[0].blocks == ["[lv](https://x.test/lv): Check links.", "Stars", "\tSirius"]
+    assert doc.sections[0].blocks == ["[lv](https://x.test/lv): Check links.", "Stars", "Sirius"]
 
 
 def test_mdbook_s_file_caption_titles_its_listing(tmp_path: Path) -> None:
@@ -528,3 +528,10 @@ def test_an_untitled_note_shows_its_kind(tmp_path: Path, note: str, blocks: list
     doc = load_file(page, root=tmp_path)
     assert [b for s in doc.sections for b in s.blocks] == blocks
     assert ("notes-1" in doc.parser) is ("[" not in note)
+
+
+def test_a_list_items_text_after_its_code_loses_the_items_indentation() -> None:
+    page = ("# S\n\n1. Create it:\n\n   ```bash\n   kubectl create x\n   ```\n\n"
+            "    - `name` is its name\n    - `key` its key\n")
+    assert parse_markdown(page).sections[0].blocks == [
+        "1. Create it:", "```bash\nkubectl create x\n```", "- `name` is its name\n- `key` its key"]
