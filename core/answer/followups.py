@@ -43,10 +43,12 @@ _NOT_POINTING = re.compile(
 
 
 #: "one" after an article or "if" counts ("a one liner", "a one-liner", "if one machine goes
-#: down"), and "more" before "than" or a number compares ("more than 8 gb"): neither points back,
-#: unlike "which one", "the second one", "more examples", "tell me more about it".
+#: down"), and so does what things are made into ("squash old migrations into one"); "more"
+#: before "than" or a number compares ("more than 8 gb"): neither points back, unlike "which
+#: one", "the second one", "more examples", "tell me more about it".
 _COUNTING = re.compile(
     r"\b(?P<lead>(?:a|an|if|just|only|no|any|every|at\s+least)\s+)one(?=[\s-]+\w)"
+    r"|\b(?P<into>into\s+)one\b"
     r"|\bmore(?=\s+(?:than\b|\d))",
     re.IGNORECASE,
 )
@@ -55,7 +57,7 @@ _COUNTING = re.compile(
 def _not_pointing(question: str) -> str:
     """``question`` with the "there", "that", "one" and "more" that point at nothing earlier blanked out."""
     question = _NOT_POINTING.sub(lambda m: m.group("lead") or " ", question)  # the verb and its words stay
-    return _COUNTING.sub(lambda m: m.group("lead") or " ", question)
+    return _COUNTING.sub(lambda m: m.group("lead") or m.group("into") or " ", question)
 
 
 def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:

@@ -86,6 +86,7 @@ def test_a_long_self_contained_question_or_a_first_message_is_searched_as_it_is(
     "what happens to the other nodes if one machine goes down mid run",
     "do i need more than 8 gb of ram for the course labs at home",
     "is there a one-liner to merge two dicts in python 3 without a loop",
+    "in django how do i squash old migrations into one without breaking prod",
     # The pronoun follows what it points at in its own sentence.
     "how do i export the complete project lockfile as a plain requirements file and commit it",
     "whats the flag to record a sim log and then play it back later?",
