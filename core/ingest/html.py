@@ -4,21 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
-from html.parser import HTMLParser
 from pathlib import PurePosixPath
 
 from core.ingest.document import LoadedDocument, Section, SectionBuilder, clip_title, fenced
+from core.ingest.html_tree import DROP, UNPRINTED, UNSHOWN_CLASS_RE, Node, TreeBuilder, not_a_page
 from core.ingest.urls import prettify_stem
 
-_VOID = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
-     "track", "wbr"}
-)
-_DROP = frozenset(
-    {"script", "style", "nav", "footer", "aside", "noscript", "template", "svg", "button", "form",
-     "iframe", "head", "select", "canvas", "object", "dialog"}
-)
 #: ARIA landmarks that are no content: a site's menus, its search box, its footer.
 _DROP_ROLES = frozenset({"navigation", "search", "contentinfo"})
 _HTML_BLOCKS = frozenset(
@@ -33,99 +24,18 @@ _NOTE_LABEL_CHARS = 20
 _GLUED_CODE_RE = re.compile(r"`([^`\s]+)`([^`\s,;:!?()]+)`([^`\s]+)`")
 #: A code span followed by another after one space: the space joins them ("`git` `fetch`").
 _ADJACENT_CODE_RE = re.compile(r"(?<=[^`\s])` `(?=[^`\s])")
-#: Classes of what a page does not show: code line numbers, text for screen readers only
-#: (Starlight's "Section titled ..." in every heading's anchor; Bootstrap's and Tailwind's sr-only),
-#: Sphinx's "[source]" beside a signature (a way to the code, not words of the docs) and its
-#: table of contents inside a page (the headings of other pages, which they answer from).
-_UNSHOWN_CLASS_RE = re.compile(
-    r"(?<![\w-])(?:linenos|sr-only|visually-hidden|screen-reader-text|viewcode-link|toctree-wrapper)(?![\w-])")
 #: A note's title: Sphinx's and MkDocs' "admonition-title", Docusaurus' "admonitionHeading_x1y2",
 #: Starlight's aside title.
 _NOTE_TITLE_CLASS_RE = re.compile(
     r"(?<![\w-])(?:admonition-title|admonitionHeading\w*|starlight-aside__title)(?![\w-])")
-#: Pages a generator makes from the others, no page of the docs: Sphinx's listings of the code
-#: (``_modules/``, "viewcode"), its index of names, its index of modules.
-_GENERATED_CLASS_RE = re.compile(r"(?<![\w-])(?:viewcode-block|genindextable|modindextable)(?![\w-])")
 #: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
 _LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S", re.IGNORECASE)
 #: A link inside a heading whose text is only one of these marks is the heading's permalink.
 _PERMALINK_MARKS = frozenset({"", "#", "¶", "§", "🔗"})
-#: A page asking browsers to go elsewhere: a redirect stub, no page of the docs to answer from.
-_REFRESH_RE = re.compile(r"^\s*refresh\s*$", re.IGNORECASE)
 _HTML_LINES = frozenset({"li", "tr", "br"})
 #: Blocks that, inside a list item, are lines of the list rather than blocks of their own.
 _ITEM_PARAGRAPHS = frozenset({"p", "div", "section", "span"})
 _HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4}
-#: Characters a page shows nothing of, or only a font's icon of: zero-width ones and the private use
-#: area (Read the Docs' theme writes its link icon, U+F0C1, in every heading's permalink).
-_ZERO_WIDTH = dict.fromkeys([*map(ord, "\u200b\u200c\u200d\ufeff"), *range(0xE000, 0xF900)])
-
-
-class _Node:
-    __slots__ = ("attrs", "children", "tag")
-
-    def __init__(self, tag: str, attrs: dict[str, str]) -> None:
-        self.tag = tag
-        self.attrs = attrs
-        self.children: list[_Node | str] = []
-
-    def find_all(self, tag: str) -> list[_Node]:
-        """The outermost descendants named ``tag``, in document order."""
-        return self.find(lambda node: node.tag == tag)
-
-    def find(self, match: Callable[[_Node], bool], *, skip: Callable[[_Node], bool] | None = None
-             ) -> list[_Node]:
-        """The outermost descendants ``match`` accepts, in document order, none inside one ``skip`` does."""
-        found: list[_Node] = []
-        stack: list[_Node] = [self]
-        while stack:
-            node = stack.pop()
-            if node is not self and match(node):
-                found.append(node)
-                continue
-            if node is not self and skip is not None and skip(node):
-                continue
-            stack.extend(child for child in reversed(node.children) if isinstance(child, _Node))
-        return found
-
-    def text(self) -> str:
-        """The text the element shows, spaces collapsed (scripts and screen-reader-only text left out)."""
-        parts: list[str] = []
-        stack: list[_Node | str] = [self]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, str):
-                parts.append(node)
-            elif node.tag not in _DROP and not _UNSHOWN_CLASS_RE.search(node.attrs.get("class", "")):
-                stack.extend(reversed(node.children))
-        return " ".join("".join(parts).translate(_ZERO_WIDTH).split())
-
-
-class _TreeBuilder(HTMLParser):
-    """A forgiving DOM: unknown end tags are ignored, unclosed ones closed at their parent's end."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = _Node("#document", {})
-        self.stack = [self.root]
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        node = _Node(tag, {k: v or "" for k, v in attrs})
-        self.stack[-1].children.append(node)
-        if tag not in _VOID:
-            self.stack.append(node)
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.stack[-1].children.append(_Node(tag, {k: v or "" for k, v in attrs}))
-
-    def handle_endtag(self, tag: str) -> None:
-        for depth in range(len(self.stack) - 1, 0, -1):
-            if self.stack[depth].tag == tag:
-                del self.stack[depth:]
-                return
-
-    def handle_data(self, data: str) -> None:
-        self.stack[-1].children.append(data)
 
 
 def parse_html(text: str) -> tuple[str | None, list[Section]]:
@@ -142,7 +52,7 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
         (title: the first ``<h1>`` of the content, else ``<title>`` without the site's name,
         or None; the sections).
     """
-    builder = _TreeBuilder()
+    builder = TreeBuilder()
     builder.feed(text)
     builder.close()
     document = builder.root
@@ -154,11 +64,11 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
         root = articles[0]
     in_content = root.tag in ("main", "article") or root.attrs.get("role") == "main"
 
-    if _not_a_page(document):
+    if not_a_page(document):
         return None, []
     title: str | None = None
     # Not a site header's or menu's <h1> (Node's docs: the site's name on every page).
-    h1s = root.find(lambda node: node.tag == "h1", skip=lambda node: node.tag in _DROP or _unshown(node)
+    h1s = root.find(lambda node: node.tag == "h1", skip=lambda node: node.tag in DROP or _unshown(node)
                     or (node.tag == "header" and not in_content))
     if h1s:
         title = _heading_node_text(h1s[0]) or None
@@ -171,7 +81,7 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
     return title, renderer.builder.finish()
 
 
-def _is_data_table(node: _Node) -> bool:
+def _is_data_table(node: Node) -> bool:
     """Whether a ``<table>`` holds data, not a layout: code with its line numbers, sections with headings."""
     return not any(node.find_all(tag) for tag in ("pre", "h1", "h2", "h3", "h4"))
 
@@ -180,62 +90,20 @@ def _is_data_table(node: _Node) -> bool:
 _SITE_SUFFIX_RE = re.compile(r"\s+[|\u2014\u00b7]\s+")
 
 
-def _not_a_page(document: _Node) -> bool:
-    """Whether the page is a redirect stub or made by the generator from the others.
-
-    A stub's ``<head>`` sends the reader to another address (a moved page's old one): it would be
-    quoted as a page of its own. Sphinx's listings of the code, index of names and index of modules
-    repeat the docs' names without their words: quoted, they answer with a line of an index or the
-    library's source. A site's template (``{% if %}``, ``{{ _('Home') }}`` in its text) is no page.
-    A page kept from search engines (``noindex``) is read: a private or staging site marks every
-    page so.
-    """
-    heads = document.find_all("head")
-    metas = heads[0].find_all("meta") if heads else []
-    if any(_REFRESH_RE.match(meta.attrs.get("http-equiv", ""))
-           and "url=" in meta.attrs.get("content", "").lower() for meta in metas):
-        return True
-    if document.find(lambda node: bool(_GENERATED_CLASS_RE.search(node.attrs.get("class", "")))):
-        return True
-    return _is_template(document)
-
-
-#: A template's tag or expression: Jinja's, Liquid's ``{% if x %}``, ``{{ _('Home') }}``, Go's ``{{ .X }}``
-_TEMPLATE_TAG_RE = re.compile(r"\{%-?\s*[A-Za-z_]\w*[^%\n]*%\}|\{\{-?\s*[^{}\s][^{}\n]*\}\}")
-#: Fewer of them outside code may be a page's own words about a template language.
-_TEMPLATE_TAGS = 2
-
-
-def _is_template(document: _Node) -> bool:
-    """Whether the file is a template of the site (Sphinx's ``_templates/``, Jekyll's ``_layouts/``).
-
-    Its tags are written in its text, outside code, where a built page shows what they stood for.
-    """
-    found = 0
-    stack: list[_Node | str] = [document]
-    while stack and found < _TEMPLATE_TAGS:
-        node = stack.pop()
-        if isinstance(node, str):
-            found += len(_TEMPLATE_TAG_RE.findall(node))
-        elif node.tag not in ("pre", "code", "script", "style", "textarea"):
-            stack.extend(node.children)
-    return found >= _TEMPLATE_TAGS
-
-
-def _unshown(node: _Node) -> bool:
+def _unshown(node: Node) -> bool:
     """Whether the page hides ``node`` or it is the site's, not the page's: menus, search, footer."""
-    hidden = _UNSHOWN_CLASS_RE.search(node.attrs.get("class", "")) is not None
+    hidden = UNSHOWN_CLASS_RE.search(node.attrs.get("class", "")) is not None
     return hidden or node.attrs.get("role") in _DROP_ROLES
 
 
-def _heading_node_text(node: _Node) -> str:
+def _heading_node_text(node: Node) -> str:
     """A heading's text without its permalink: Docusaurus' "#" (class hash-link), Sphinx's and MkDocs' "¶"."""
-    clone = _Node(node.tag, node.attrs)
-    clone.children = [c for c in node.children if not (isinstance(c, _Node) and _is_permalink(c))]
+    clone = Node(node.tag, node.attrs)
+    clone.children = [c for c in node.children if not (isinstance(c, Node) and _is_permalink(c))]
     return clone.text()
 
 
-def _is_permalink(node: _Node) -> bool:
+def _is_permalink(node: Node) -> bool:
     """Whether ``node`` is a heading's link to itself, shown as a mark ("#", "\u00b6") or nothing."""
     classes = node.attrs.get("class", "")
     return node.tag == "a" and ("hash-link" in classes or "headerlink" in classes or (
@@ -255,7 +123,7 @@ class _HtmlRenderer:
         self.lists: list[int | None] = []
         #: The rows of each table being read (tables nest), each row its cells' text, and its element.
         self.tables: list[list[list[str]]] = []
-        self.table_nodes: list[_Node] = []
+        self.table_nodes: list[Node] = []
         #: How deep inside a data table's cell the tables being read are nested.
         self.nested = 0
         #: Where each open link's text starts in ``inline``, and how many lines had ended then: a
@@ -267,9 +135,9 @@ class _HtmlRenderer:
         self.terms: list[str] = []
         self.term_prefix = ""
 
-    def walk(self, node: _Node) -> None:
+    def walk(self, node: Node) -> None:
         # An explicit stack, not recursion: deeply nested markup must not hit the recursion limit.
-        stack: list[tuple[_Node | str, bool]] = [(node, False)]
+        stack: list[tuple[Node | str, bool]] = [(node, False)]
         while stack:
             item, leaving = stack.pop()
             if isinstance(item, str):
@@ -279,7 +147,7 @@ class _HtmlRenderer:
             if leaving:
                 self._leave(item)
                 continue
-            if tag in _DROP or (tag == "header" and not self.keep_header) or _unshown(item):
+            if tag in DROP or (tag == "header" and not self.keep_header) or _unshown(item):
                 continue
             if tag in _HEADING_LEVELS and not self.tables:
                 self.end_block()
@@ -300,7 +168,7 @@ class _HtmlRenderer:
             stack.append((item, True))
             stack.extend((child, False) for child in reversed(item.children))
 
-    def _enter(self, node: _Node) -> None:
+    def _enter(self, node: Node) -> None:
         tag = node.tag
         if tag == "a" and _LINK_TARGET_RE.match(node.attrs.get("href", "")):
             self.links.append((len(self.inline), self.lines_ended))
@@ -345,7 +213,7 @@ class _HtmlRenderer:
         self.lists[-1] = number + 1
         return f"{number}. "
 
-    def _leave(self, node: _Node) -> None:
+    def _leave(self, node: Node) -> None:
         tag = node.tag
         if tag == "a" and _LINK_TARGET_RE.match(node.attrs.get("href", "")):
             self._close_link(node.attrs["href"])
@@ -371,7 +239,7 @@ class _HtmlRenderer:
             if self.lists:
                 return
         if tag == "dt":
-            text = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
+            text = " ".join("".join(self.inline).translate(UNPRINTED).split())
             self.inline, self.terms[-1] = [], text
         elif tag in _ITEM_PARAGRAPHS and self.lists:
             self.end_line()
@@ -382,7 +250,7 @@ class _HtmlRenderer:
         elif tag in _HTML_LINES:
             self.end_line()
 
-    def _note_title(self, node: _Node) -> None:
+    def _note_title(self, node: Node) -> None:
         """A note's title ("Warning") opens its text's first line, as a note is read in Markdown."""
         self.end_block()
         title = node.text().rstrip(":").strip()
@@ -429,7 +297,7 @@ class _HtmlRenderer:
     def _close_cell(self) -> None:
         """The text read since the current cell opened becomes its text."""
         rows = self.tables[-1]
-        text = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
+        text = " ".join("".join(self.inline).translate(UNPRINTED).split())
         self.inline = []
         self.lines_ended += 1
         if rows and rows[-1] and not rows[-1][-1]:
@@ -451,13 +319,13 @@ class _HtmlRenderer:
         lines.insert(1, "| " + " | ".join(["---"] * width) + " |")
         self.builder.block("\n".join(lines))
 
-    def _code_block(self, node: _Node) -> None:
+    def _code_block(self, node: Node) -> None:
         self.end_block()
         if self.term_prefix:  # a definition that is code: its term is the lead-in
             self.builder.block(self.term_prefix.rstrip())
             self.term_prefix = ""
         parts: list[str] = []
-        stack: list[_Node | str] = [node]
+        stack: list[Node | str] = [node]
         language = ""
         while stack:
             item = stack.pop()
@@ -472,13 +340,13 @@ class _HtmlRenderer:
             if match and not language:
                 language = match.group(1)
             stack.extend(reversed(item.children))
-        code = "".join(parts).translate(_ZERO_WIDTH).strip("\n")
+        code = "".join(parts).translate(UNPRINTED).strip("\n")
         if code.strip():
             self.builder.block(fenced(code, language))
 
     def end_line(self) -> None:
         self.lines_ended += 1
-        line = " ".join("".join(self.inline).translate(_ZERO_WIDTH).split())
+        line = " ".join("".join(self.inline).translate(UNPRINTED).split())
         # Asciidoctor writes "git fetch" as <code>git</code> <code>fetch</code>: one name, one span.
         line = _ADJACENT_CODE_RE.sub(" ", line) if "` `" in line else line
         line = _GLUED_CODE_RE.sub(r"`\1\2\3`", line) if line.count("`") >= 4 else line
