@@ -7,7 +7,15 @@ import re
 from pathlib import PurePosixPath
 
 from core.ingest.document import LoadedDocument, Section, SectionBuilder, clip_title, fenced
-from core.ingest.html_tree import DROP, UNPRINTED, UNSHOWN_CLASS_RE, Node, TreeBuilder, not_a_page
+from core.ingest.html_tree import (
+    DROP,
+    UNPRINTED,
+    UNSHOWN_CLASS_RE,
+    ZERO_WIDTH,
+    Node,
+    TreeBuilder,
+    not_a_page,
+)
 from core.ingest.urls import prettify_stem
 
 #: ARIA landmarks that are no content: a site's menus, its search box, its footer.
@@ -34,7 +42,7 @@ _LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S", re.IGNORECASE)
 _PERMALINK_MARKS = frozenset({"", "#", "¶", "§", "🔗"})
 _HTML_LINES = frozenset({"li", "tr", "br"})
 #: Blocks that, inside a list item, are lines of the list rather than blocks of their own.
-_ITEM_PARAGRAPHS = frozenset({"p", "div", "section", "span"})
+_ITEM_PARAGRAPHS = frozenset({"p", "div", "section"})
 _HEADING_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4}
 
 
@@ -96,6 +104,11 @@ def _unshown(node: Node) -> bool:
     return hidden or node.attrs.get("role") in _DROP_ROLES
 
 
+def _collapsed(parts: list[str]) -> str:
+    """Text read in pieces as one line: unprinted characters out, runs of spaces one space."""
+    return " ".join("".join(parts).translate(UNPRINTED).split())
+
+
 def _heading_node_text(node: Node) -> str:
     """A heading's text without its permalink: Docusaurus' "#" (class hash-link), Sphinx's and MkDocs' "¶"."""
     clone = Node(node.tag, node.attrs)
@@ -104,8 +117,11 @@ def _heading_node_text(node: Node) -> str:
 
 
 def _is_permalink(node: Node) -> bool:
-    """Whether ``node`` is a heading's link to itself, shown as a mark ("#", "\u00b6") or nothing."""
-    classes = node.attrs.get("class", "")
+    """Whether ``node`` is a link to its own place, shown as a mark ("#", "\u00b6", an icon) or nothing.
+
+    Headings and definitions carry one (Docusaurus' ``hash-link``, Sphinx's ``headerlink``).
+    """
+    classes = node.attrs.get("class", "").split()
     return node.tag == "a" and ("hash-link" in classes or "headerlink" in classes or (
         node.attrs.get("href", "").startswith("#") and node.text().strip() in _PERMALINK_MARKS))
 
@@ -119,8 +135,10 @@ class _HtmlRenderer:
         self.inline: list[str] = []
         self.prefix = ""
         self.lines: list[str] = []
-        #: The lists being read, innermost last: each its next item's number, None for bullets.
+        #: The lists being read, innermost last: each its next item's number, None for bullets; and
+        #: the width of each one's current marker, which its nested lists are indented by.
         self.lists: list[int | None] = []
+        self.widths: list[int] = []
         #: The rows of each table being read (tables nest), each row its cells' text, and its element.
         self.tables: list[list[list[str]]] = []
         self.table_nodes: list[Node] = []
@@ -134,6 +152,8 @@ class _HtmlRenderer:
         #: first line gets from them: a term stays with what it defines.
         self.terms: list[str] = []
         self.term_prefix = ""
+        #: How many lists were open when the definition opened: a list inside it is its text.
+        self.term_depth = 0
 
     def walk(self, node: Node) -> None:
         # An explicit stack, not recursion: deeply nested markup must not hit the recursion limit.
@@ -151,6 +171,7 @@ class _HtmlRenderer:
                 continue
             if tag in _HEADING_LEVELS and not self.tables:
                 self.end_block()
+                self._flush_prefix()
                 self.builder.heading(_HEADING_LEVELS[tag], _heading_node_text(item))
                 continue
             if tag == "pre" and not self.tables:
@@ -177,6 +198,7 @@ class _HtmlRenderer:
             self.nested += 1  # a table inside a cell is read as that cell's text
         elif tag == "table" and _is_data_table(node):
             self.end_block()
+            self._flush_prefix()
             self.tables.append([])
             self.table_nodes.append(node)
             return
@@ -196,7 +218,10 @@ class _HtmlRenderer:
                 self._open_definition()
         elif tag == "li":
             self.end_line()
-            self.prefix = "  " * max(len(self.lists) - 1, 0) + self._marker()
+            marker = self._marker()
+            self.prefix = " " * sum(self.widths[:-1]) + marker
+            if self.widths:
+                self.widths[-1] = len(marker)
         elif tag == "tr":
             self.end_line()
         elif tag in ("td", "th") and self.inline and "".join(self.inline).strip():
@@ -204,6 +229,7 @@ class _HtmlRenderer:
         if tag in ("ul", "ol"):
             start = node.attrs.get("start", "1").strip()
             self.lists.append((int(start) if start.isdigit() else 1) if tag == "ol" else None)
+            self.widths.append(2)
 
     def _marker(self) -> str:
         """The marker of the next item of the innermost list: "- ", or its number ("3. ")."""
@@ -236,11 +262,13 @@ class _HtmlRenderer:
             self.prefix = ""  # an item with no text: its marker marks nothing
             if self.lists:
                 self.lists.pop()
+                self.widths.pop()
             if self.lists:
                 return
         if tag == "dt":
-            text = " ".join("".join(self.inline).translate(UNPRINTED).split())
-            self.inline, self.terms[-1] = [], text
+            text, self.inline = _collapsed(self.inline), []
+            if self.terms:
+                self.terms[-1] = text
         elif tag in _ITEM_PARAGRAPHS and self.lists:
             self.end_line()
         elif tag in _HTML_BLOCKS:
@@ -253,6 +281,7 @@ class _HtmlRenderer:
     def _note_title(self, node: Node) -> None:
         """A note's title ("Warning") opens its text's first line, as a note is read in Markdown."""
         self.end_block()
+        self._flush_prefix()
         title = node.text().rstrip(":").strip()
         title = title.capitalize() if title.islower() else title  # Docusaurus' "note", shown in capitals
         self.term_prefix = f"{title}: " if title else ""
@@ -262,11 +291,17 @@ class _HtmlRenderer:
         joined = ", ".join(term for term in self.terms if term).rstrip(":").rstrip()
         self.terms = []
         if joined:
+            self._flush_prefix()  # a definition opening with a definition list: its term stays
             self.term_prefix = f"{joined}: " if "*" in joined else f"**{joined}**: "
+            self.term_depth = len(self.lists)
 
     def _close_definition(self) -> None:
         """Terms no text followed (an empty definition, the list's end) stand as a paragraph."""
         self._open_definition()
+        self._flush_prefix()
+
+    def _flush_prefix(self) -> None:
+        """A term or note title no text took stands as a paragraph (before a heading, a table, another)."""
         if self.term_prefix:
             self.builder.block(self.term_prefix.rstrip().rstrip(":"))
             self.term_prefix = ""
@@ -297,8 +332,7 @@ class _HtmlRenderer:
     def _close_cell(self) -> None:
         """The text read since the current cell opened becomes its text."""
         rows = self.tables[-1]
-        text = " ".join("".join(self.inline).translate(UNPRINTED).split())
-        self.inline = []
+        text, self.inline = _collapsed(self.inline), []
         self.lines_ended += 1
         if rows and rows[-1] and not rows[-1][-1]:
             rows[-1][-1] = text.replace("|", "\\|")
@@ -340,13 +374,13 @@ class _HtmlRenderer:
             if match and not language:
                 language = match.group(1)
             stack.extend(reversed(item.children))
-        code = "".join(parts).translate(UNPRINTED).strip("\n")
+        code = "".join(parts).translate(ZERO_WIDTH).strip("\n")
         if code.strip():
             self.builder.block(fenced(code, language))
 
     def end_line(self) -> None:
         self.lines_ended += 1
-        line = " ".join("".join(self.inline).translate(UNPRINTED).split())
+        line = _collapsed(self.inline)
         # Asciidoctor writes "git fetch" as <code>git</code> <code>fetch</code>: one name, one span.
         line = _ADJACENT_CODE_RE.sub(" ", line) if "` `" in line else line
         line = _GLUED_CODE_RE.sub(r"`\1\2\3`", line) if line.count("`") >= 4 else line
@@ -354,10 +388,10 @@ class _HtmlRenderer:
         if not line.strip(" |"):
             return  # an item's marker waits for its text (<li><p>...)
         prefix, self.prefix = self.prefix, ""
-        if self.term_prefix and prefix:  # a definition that is a list: the term is its lead-in
-            self.lines.append(self.term_prefix.rstrip())
+        if self.term_prefix and prefix and len(self.lists) > self.term_depth:
+            self.lines.append(self.term_prefix.rstrip())  # a definition that is a list: its lead-in
         elif self.term_prefix:
-            prefix = self.term_prefix
+            prefix += self.term_prefix
         self.term_prefix = ""
         self.lines.append(prefix + line)
 

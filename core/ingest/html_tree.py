@@ -32,9 +32,15 @@ UNSHOWN_CLASS_RE = re.compile(
 _GENERATED_CLASS_RE = re.compile(r"(?<![\w-])(?:viewcode-block|genindextable|modindextable)(?![\w-])")
 #: A page asking browsers to go elsewhere: a redirect stub, no page of the docs to answer from.
 _REFRESH_RE = re.compile(r"^\s*refresh\s*$", re.IGNORECASE)
-#: Characters a page shows nothing of, or only a font's icon of: zero-width ones and the private use
-#: area (Read the Docs' theme writes its link icon, U+F0C1, in every heading's permalink).
-UNPRINTED = dict.fromkeys([*map(ord, "\u200b\u200c\u200d\ufeff"), *range(0xE000, 0xF900)])
+#: Items whose end tag HTML lets out: a new one ends the open one (within its list).
+_IMPLIED_END: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "dt": (("dt", "dd"), ("dl",)), "dd": (("dt", "dd"), ("dl",)), "li": (("li",), ("ul", "ol")),
+}
+#: Characters a page shows nothing of.
+ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\ufeff"))
+#: Those and, outside code, the private use area: a font's icons (Read the Docs' theme writes its
+#: link icon, U+F0C1, in every permalink). Code keeps them: a prompt's powerline glyphs are its text.
+UNPRINTED = {**ZERO_WIDTH, **dict.fromkeys(range(0xE000, 0xF900))}
 
 
 class Node:
@@ -88,10 +94,21 @@ class TreeBuilder(HTMLParser):
         self.stack = [self.root]
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._close_implied(tag)
         node = Node(tag, {k: v or "" for k, v in attrs})
         self.stack[-1].children.append(node)
         if tag not in VOID:
             self.stack.append(node)
+
+    def _close_implied(self, tag: str) -> None:
+        """Close the item a new one ends, as browsers do: ``<dt>a<dd>b``, ``<li>a<li>b``."""
+        closes, within = _IMPLIED_END.get(tag, ((), ()))
+        for depth in range(len(self.stack) - 1, 0, -1):
+            if self.stack[depth].tag in within:
+                return
+            if self.stack[depth].tag in closes:
+                del self.stack[depth:]
+                return
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.stack[-1].children.append(Node(tag, {k: v or "" for k, v in attrs}))
@@ -127,7 +144,11 @@ def not_a_page(document: Node) -> bool:
 
 
 #: A template's tag or expression: Jinja's, Liquid's ``{% if x %}``, ``{{ _('Home') }}``, Go's ``{{ .X }}``
-_TEMPLATE_TAG_RE = re.compile(r"\{%-?\s*[A-Za-z_]\w*[^%\n]*%\}|\{\{-?\s*[^{}\s][^{}\n]*\}\}")
+_TEMPLATE_TAG_RE = re.compile(r"\{%-?\s*[A-Za-z_][^%\n]*%\}|\{\{-?\s*[^{}\s][^{}\n]*\}\}")
+#: Where a page shows a template's tags as they are written: code and literals (docutils writes
+#: inline literals as ``<tt>`` or ``<span class="docutils literal">``), keys, samples, variables.
+_LITERAL_TAGS = frozenset({"pre", "code", "tt", "kbd", "samp", "var", "script", "style", "textarea"})
+_LITERAL_CLASS_RE = re.compile(r"(?<![\w-])(?:literal|highlight[\w-]*)(?![\w-])")
 #: Fewer of them outside code may be a page's own words about a template language.
 _TEMPLATE_TAGS = 2
 
@@ -143,6 +164,6 @@ def _is_template(document: Node) -> bool:
         node = stack.pop()
         if isinstance(node, str):
             found += len(_TEMPLATE_TAG_RE.findall(node))
-        elif node.tag not in ("pre", "code", "script", "style", "textarea"):
+        elif node.tag not in _LITERAL_TAGS and not _LITERAL_CLASS_RE.search(node.attrs.get("class", "")):
             stack.extend(node.children)
     return found >= _TEMPLATE_TAGS

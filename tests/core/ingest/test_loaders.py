@@ -320,6 +320,13 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
     assert parse_html(template) == (None, [])
     page = "<main><p>Use <code>{{ a.b }}</code>, or {{ x }}.</p><pre>{% if x %}y{% endif %}</pre></main>"
     assert parse_html(page)[1] != []
+    # docutils writes inline literals as <tt> or <span class="docutils literal">: a page about
+    # templates, not a template.
+    literal = ('<body><h1>Templates</h1><p>Print <tt class="docutils literal">{{ name }}</tt> and '
+               '<span class="docutils literal">{% if user %}</span>.</p></body>')
+    assert parse_html(literal)[1][0].blocks == ["Print {{ name }} and {% if user %}."]
+    # A long line of an unclosed tag is read in one pass.
+    assert parse_html("<main><p>{% " + "a" * 100_000 + "</p></main>")[1] != []
 
 
 @pytest.mark.parametrize(("page", "blocks"), [
@@ -353,11 +360,26 @@ def test_html_redirect_stubs_hold_nothing_and_noindex_pages_are_read() -> None:
     # Sphinx writes every list item as <li><p>: still a list; numbered lists keep their numbers.
     ('<main><ul class="simple"><li><p>Keep-Alive</p></li><li><p>Cookies</p><p>More.</p></li></ul>'
      '<ol start="3"><li><p>a</p><ul><li><p>x</p></li></ul></li><li>b</li><li></li></ol><p>After.</p></main>',
-     ["- Keep-Alive\n- Cookies\nMore.", "3. a\n  - x\n4. b", "After."]),
+     ["- Keep-Alive\n- Cookies\nMore.", "3. a\n   - x\n4. b", "After."]),
     # A note's title opens its text (Sphinx, MkDocs, Docusaurus' lower-case "note").
     ('<main><div class="admonition warning"><p class="admonition-title">Warning</p><p>Do not.</p></div>'
      '<div><div class="admonitionHeading_G"><svg></svg>note</div><div><ul><li>a</li></ul></div></div></main>',
      ["Warning: Do not.", "Note:\n- a"]),
+    # Items whose end tags HTML lets out; a <span> in an item is inline; a term over a definition
+    # that opens with its own definitions, or a table, stays; a note's title before a heading stays
+    # before it; a definition in a list item follows the item's marker.
+    ("<main><dl><dt>-f<dt>--force<dd>Force.</dl><ul><li>one<li>two</ul></main>",
+     ["**-f, --force**: Force.", "- one\n- two"]),
+    ('<main><ul><li><p>See <a href="i.html"><span class="doc">Install</span></a> now.</p></li></ul></main>',
+     ["- See [Install](i.html) now."]),
+    ('<main><dl><dt>f(x)</dt><dd><dl><dt>Parameters:</dt><dd><p>x - the x</p></dd></dl></dd>'
+     "<dt>opt</dt><dd><table><tr><th>a</th></tr><tr><td>1</td></tr></table></dd></dl></main>",
+     ["**f(x)**", "**Parameters**: x - the x", "**opt**", "| a |\n| --- |\n| 1 |"]),
+    ('<main><div class="admonition"><p class="admonition-title">Note</p></div><h2>Next</h2><p>Para</p>'
+     "<ul><li><dl><dt>opt</dt><dd><p>def</p></dd></dl></li></ul></main>", ["Note", "Para", "- **opt**: def"]),
+    # Code keeps a prompt's icon glyphs; only a whole "headerlink" class marks a permalink.
+    ('<main><pre>\ue0b0 prompt</pre><p><a class="headerlink-like" href="http://x">real</a></p></main>',
+     ["```\n\ue0b0 prompt\n```", "[real](http://x)"]),
     # Read the Docs' icon-font permalink and a page's table of contents are no text of the page.
     ('<main><p>T\uf0c1ext<a class="headerlink" href="#t">\uf0c1</a></p>'
      '<div class="toctree-wrapper compound"><ul><li><a href="x.html">X</a></li></ul></div></main>', ["Text"]),
