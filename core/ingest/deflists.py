@@ -15,9 +15,10 @@ from core.ingest.fences import Fences
 
 #: A definition's line: a colon and up to four spaces, then its text.
 _DEFINITION = re.compile(r"^:[ \t]{1,4}(?=\S)")
-_SIGN = re.compile(r"^[^\n]*\S[^\n]*\n:[ \t]{1,4}\S", re.MULTILINE)
-#: A line that cannot be a term: a heading, list item, quote, table row, tag or indented text.
-_NOT_A_TERM = re.compile(r"^(?:#|[-+*][ \t]|\d{1,9}[.)][ \t]|[ \t]*[>|<]| {4}|\t|:)")
+_SIGN = re.compile(r"\S[^\S\n]*\n:[ \t]{1,4}\S")
+#: A line that cannot be a term: a heading, list item, quote, table row, tag, indented text, a rule
+#: or a fence, a note's or tab's marker (``!!! note``, ``=== "Tab"``); a term names something.
+_NOT_A_TERM = re.compile(r"^(?:#|[-+*][ \t]|\d{1,9}[.)][ \t]|[ \t]*[>|<]| {4}|\t|:|`{3}|~{3}|[!?=]{3})|^\W*$")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 #: A term is a name or a short phrase, never a paragraph.
 _TERM_CHARS = 200
@@ -39,6 +40,7 @@ def definition_lists(text: str) -> str:
     #: Where in ``out`` the line of the definition being read is, while it is the last one.
     defined: int | None = None
     inside = False  # in a definition: its indented lines go on
+    code = -1  # where in ``out`` the last line of code is: no term
     for line in text.split("\n"):
         if inside and _INDENTED.match(line):
             line = _INDENTED.sub("", line, count=1)
@@ -46,11 +48,12 @@ def definition_lists(text: str) -> str:
             inside = False
         if fences.code(line):
             out.append(line)
+            code = len(out) - 1
             continue
         opening = _DEFINITION.match(line)
         if opening is not None and defined is not None and defined == len(out) - 1:
             out.append(line[opening.end():])  # another definition of the same term
-        elif opening is not None and _is_term(out):
+        elif opening is not None and _is_term(out) and code != len(out) - 1:
             out[-1] = f"{_shown_term(out[-1])}: {line[opening.end():]}"
         else:
             out.append(line)

@@ -166,8 +166,8 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False
     if looks_like_templates(body):
         body = templates_to_markdown(body)
         parsers.append(TEMPLATES_PARSER)
-    if has_definition_lists(body):
-        body = definition_lists(body)
+    if has_definition_lists(body) and (defined := definition_lists(body)) != body:
+        body = defined
         parsers.append(DEFLISTS_PARSER)
     parsers.extend(tag for reads_differently, tag in _MARKDOWN_READINGS if reads_differently(body))
     page = parse_markdown(body, indented_code=not mdx)

@@ -18,9 +18,13 @@ def test_a_term_opens_its_definitions_and_keeps_what_is_indented_under_it() -> N
 
 def test_what_is_no_term_stays_as_written() -> None:
     # A list item, a line inside a paragraph, a colon line in code: no terms.
-    for page in ("- item\n: not a definition\n", "one\ntwo\n: three\n", "```\nkey\n: value\n```\n"):
+    for page in ("- item\n: not a definition\n", "one\ntwo\n: three\n", "```\nkey\n: value\n```\n",
+                 "---\n: x\n", "```\ncode\n```\n: x\n", "!!! note\n: x\n", '=== "Tab"\n: x\n'):
         assert definition_lists(page) == page
     assert not has_definition_lists(": alone at the top\n")
+    assert not has_definition_lists("a" * 100_000 + "\nb")  # a long line is read in one pass
+    # Nothing rewritten: the page is not tagged as read with definition lists.
+    assert DEFLISTS_PARSER not in _markdown("one\ntwo\n: three\n").parser
 
 
 def test_a_page_with_definitions_reads_them_with_their_terms() -> None:
