@@ -87,7 +87,7 @@ def templates_to_markdown(
         elif depth < _MAX_DEPTH and (end := closing.get(i - 1)) is not None:
             label = labels[blocks] if blocks < len(labels) else None
             out.extend(_block(tag, lines[i:end], depth=depth, as_text=as_text, lang=lang, label=label))
-            blocks += 1
+            blocks += _name(tag) not in _HIDDEN  # a comment among tabs is none of them
             i = end + 1
     return _unescaped("\n".join(out)) if depth == 0 else "\n".join(out)
 
@@ -104,9 +104,10 @@ def _block(
         return []
     shown = _label(tag) or (f"{label}:" if label else "")
     text_inside = as_text or _TEXT.search(tag["hargs"] or "") is not None
-    language = _code_language(tag)
+    holds_blocks = _holds_blocks(inside)
+    language = _code_language(tag, holds_blocks=holds_blocks)
     language = lang if language is None else language
-    if _holds_blocks(inside):  # a pane of tabs: its language is theirs, and maybe their names
+    if holds_blocks:  # a pane of tabs: its language is theirs, and maybe their names
         body = templates_to_markdown("\n".join(inside), depth=depth + 1, as_text=text_inside, lang=language,
                                      labels=_tab_names(tag, inside))
     elif not text_inside and language is not None and not any(fence_opening(row) for row in inside):
@@ -135,7 +136,8 @@ def _tab_names(tag: re.Match[str], inside: list[str]) -> list[str]:
 
     Dapr's ``{{< tabs Self-hosted Kubernetes >}}`` over two ``{{% codetab %}}``: read without them,
     the two tabs' near-identical commands could not be told apart. Hugo Book's ``{{< tabs "id" >}}``
-    names no tab (its one argument is an id; each ``{{< tab "macOS" >}}`` names itself).
+    names no tab (its one argument is an id; each ``{{< tab "macOS" >}}`` names itself). A comment
+    among the tabs is none of them.
     """
     names = _positional(tag["hargs"] or "")
     pairs, tabs, end = _pairs(inside), [], -1
@@ -143,8 +145,10 @@ def _tab_names(tag: re.Match[str], inside: list[str]) -> list[str]:
         if start > end:  # a tab of the pane, not a tag inside one
             tabs.append(_TAG.match(inside[start]))
             end = pairs[start]
-    unnamed = [t for t in tabs if t is not None and not _label(t)]
-    return names if names and len(names) == len(tabs) == len(unnamed) else []
+    shown = [t for t in tabs if t is not None and _name(t) not in _HIDDEN]
+    # One argument over one tab is as likely the pane's id as the tab's name.
+    named = len(names) >= 2 and len(names) == len(shown) and not any(_label(t) for t in shown)
+    return names if named else []
 
 
 def _holds_blocks(inside: list[str]) -> bool:
@@ -156,7 +160,7 @@ def _holds_blocks(inside: list[str]) -> bool:
     return any((tag := _TAG.match(inside[k])) is not None and tag["hugo"] for k in _pairs(inside))
 
 
-def _code_language(tag: re.Match[str]) -> str | None:
+def _code_language(tag: re.Match[str], *, holds_blocks: bool = False) -> str | None:
     """The language of a block tag whose content is code, else None.
 
     Hugo's ``{{< highlight toml >}}``, a tag named for code (``{{< code-toggle >}}``) and a tab or
@@ -169,8 +173,8 @@ def _code_language(tag: re.Match[str]) -> str | None:
     if _name(tag) == "highlight":
         first = next(iter(args.split()), "")
         return first.strip("\"'") if "=" not in first else ""
-    if language is None and _CODE_TAG.fullmatch(_name(tag)):
-        return ""  # a site's own code tag (Hugo's docs' ``code-toggle``): code of no stated language
+    if language is None and _CODE_TAG.fullmatch(_name(tag)) and not holds_blocks:
+        return ""  # a site's own code tag (Hugo's docs' ``code-toggle``); a pane of tabs holds tabs
     return None if language is None else language.strip()
 
 
@@ -258,8 +262,9 @@ def _label(tag: re.Match[str]) -> str:
     title = attribute(args, "header") if title is None else title  # Docsy's tabs and cards
     if title is not None:
         return f"{title.strip()}:" if title.strip() else ""
-    if _name(tag).endswith("tab") and _positional(args)[:1] and not tag["liquid"]:
-        return f"{_positional(args)[0]}:"  # Hugo Book's {{< tab "macOS" >}}
+    named = next((arg.strip() for arg in _positional(args) if arg.strip()), "")
+    if _name(tag).endswith("tab") and named and not tag["liquid"]:
+        return f"{named}:"  # Hugo Book's {{< tab "macOS" >}}
     if _name(tag) in _NOTES:
         style = attribute(args, "style") or attribute(args, "type") or attribute(args, "color")
         first = next(iter(args.split()), "")  # Hugo's ``{{% notice tip %}}`` names its kind first

@@ -190,3 +190,13 @@ def test_tabs_named_by_their_pane_or_by_themselves_keep_their_names() -> None:
     assert "macOS: Run `brew install x`." in read
     # A pane naming fewer tabs than it holds gives none of them a name (its argument is an id).
     assert "\nOne." in read and "id2" not in read
+    # A comment among the tabs is none of them; one argument over one tab is the pane's id; an
+    # empty name names nothing; a pane named for code holds tabs, not code.
+    commented = ("{{< tabs A B >}}\n{{< comment >}}\nx\n{{< /comment >}}\n{{% codetab %}}\nfirst\n"
+                 "{{% /codetab %}}\n{{% codetab %}}\nsecond\n{{% /codetab %}}\n{{< /tabs >}}\n")
+    assert "A: first" in templates_to_markdown(commented) and "B: second" in templates_to_markdown(commented)
+    single = '{{< tabs "id" >}}\n{{< tab >}}\nOnly.\n{{< /tab >}}\n{{< /tabs >}}\n'
+    assert templates_to_markdown(single).strip() == "Only."
+    assert templates_to_markdown('{{< tab "" >}}\nOne.\n{{< /tab >}}\n').strip() == "One."
+    pane = '{{< code-tabs >}}\n{{< tab header="Intro" >}}\nSome prose.\n{{< /tab >}}\n{{< /code-tabs >}}\n'
+    assert templates_to_markdown(pane).strip() == "Intro: Some prose."
