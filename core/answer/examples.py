@@ -12,12 +12,15 @@ import re
 _EXAMPLE = r"(?:(?:code\s+)?(?:examples?|samples?|snippets?)|sample\s+code|example\s+code)"
 #: Words between the asking and the example: "show *me a quick* example", "give *a couple of* examples".
 _BETWEEN = r"(?:\s+(?:me|us|a|an|the|some|any|more|couple|few|of|quick|short|simple|small|full|working)\b)*"
-#: Asking for one: "can you show an example", "got a code sample?", "any examples?", "example pls".
-#: "for example" gives one; "the examples folder" names a thing of the docs.
+#: What may follow the example asked for: the message's end, a mark, or what it is an example of
+#: ("an example of a retry", "... for the callback"). "an example app", "example.com", "examples/"
+#: and "a sample rate" name things.
+_AFTER = r"(?=\s*(?:$|[?!,;:)]|\.(?!\w)|\b(?:of|for|on|with|how|that|to|showing|using|in|pls|please|plz)\b))"
+#: Asking for one: "can you show an example", "got a code sample?", "any examples?", "example pls";
+#: "for example" gives one, "I have an example where ..." tells of one.
 _ASKS_EXAMPLE = re.compile(
-    r"(?:\b(?:(?:can|could|would)\s+(?:you|u)\s+)?(?:show|give|got|have|share|post|paste|provide|see|need"
-    rf"|want|any|an?|some)\b{_BETWEEN}\s*|^\W*){_EXAMPLE}\b"
-    r"(?!\s+(?:folder|dir|directory|project|app|file|repo)s?\b)(?:\W*(?:pls|please|plz)\b)?",
+    r"(?:\b(?:(?:can|could|would)\s+(?:you|u)\s+)?(?:show|give|got|have|share|post|paste|provide|need|want|any)"
+    rf"\b{_BETWEEN}\s*|^\W*){_EXAMPLE}\b{_AFTER}(?:\W*(?:pls|please|plz)\b)?",
     re.IGNORECASE)
 
 

@@ -28,6 +28,11 @@ def test_a_request_for_an_example_is_told_and_left_out(message: str, rest: str) 
     "give me the list, for example",
     "i have an example app that fails",
     "what does the sample rate mean",
+    "here is an example of my config, why does it fail?",  # statements telling of one
+    "i have an example where the build breaks",
+    "i got an example error",
+    "example.com returns 404",
+    "see examples/basic.py, it fails",
 ])
 def test_a_question_naming_examples_asks_for_none(message: str) -> None:
     assert not asks_for_example(message)
