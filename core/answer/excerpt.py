@@ -272,24 +272,27 @@ def _assemble(passages: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChun
                                                                     page_url=chunk.url)
         name = entry_name(chunk.section)
         if text and name and name.lower() not in text.lower() and (chunk.url, chunk.section) not in named:
-            # "If set to `true`, ..." says nothing without the setting it is about.
-            named.add((chunk.url, chunk.section))
-            text = f"**`{name}`**\n\n{text}"
+            text = f"**`{name}`**\n\n{text}"  # "If set to `true`, ..." says nothing without its setting
         if text:
+            named.add((chunk.url, chunk.section))
             texts.append(text)
     return texts
 
 
 #: A reference entry's heading: a setting, option, variable or API name ("virtualenvs.in-project",
-#: "--no-root", "max_connections", "module-root"), not words ("Built-in types", "Pre-commit").
-_ENTRY_NAME = re.compile(r"`?(?:(?=[^\s`]*[a-z])(?:--?[\w][\w.-]*|[\w-]+[._][\w.-]*\w"
-                         r"|[a-z0-9]+(?:-[a-z0-9]+)+)|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`?")
+#: "--no-root", "max_connections", "DEPTH_LIMIT"), not words ("Built-in types", "step-by-step"),
+#: a product ("Node.js"), a version ("v1.2.3") or an abbreviation ("i.e.").
+_ENTRY_NAME = re.compile(r"`?(?:--?[a-z][\w-]*(?:=[\w-]+)?|[a-z][\w-]*(?:[._][\w-]+)*[._][A-Za-z_][\w-]*"
+                         r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`?")
+#: Shorter names are abbreviations ("e.g", "i.e").
+_ENTRY_MIN_CHARS = 5
 
 
 def entry_name(section: str) -> str | None:
     """The name a section's last heading gives a reference entry, without backticks; else None."""
     last = section.rsplit(" > ", 1)[-1].strip()
-    return last.strip("`") if len(last) <= 60 and _ENTRY_NAME.fullmatch(last) else None
+    name = last.strip("`")
+    return name if _ENTRY_MIN_CHARS <= len(name) <= 60 and _ENTRY_NAME.fullmatch(last) else None
 
 
 #: A numbered list's item: a step of a procedure, read in its order.

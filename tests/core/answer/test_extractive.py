@@ -1048,9 +1048,10 @@ def test_a_tab_named_like_a_runtime_is_a_tab() -> None:
 @pytest.mark.parametrize(("section", "name"), [
     ("Configuration > Available settings > virtualenvs.in-project", "virtualenvs.in-project"),
     ("CLI > install > --no-root", "--no-root"), ("Limits > max_connections", "max_connections"),
-    ("Settings > `module-root`", "module-root"), ("Settings > DEPTH_LIMIT", "DEPTH_LIMIT"),
-    ("Types > Built-in types", None), ("Hooks > Pre-commit", None), ("Release notes > 0.23.0", None),
-    ("Guide > Getting started", None),
+    ("Settings > `tool.uv.sources`", "tool.uv.sources"), ("Settings > DEPTH_LIMIT", "DEPTH_LIMIT"),
+    ("Types > Built-in types", None), ("Hooks > pre-commit", None), ("Release notes > 0.23.0", None),
+    ("Guide > Getting started", None), ("Guide > step-by-step", None), ("Runtimes > Node.js", None),
+    ("Versions > v1.2.3", None), ("Notes > i.e", None),
 ])
 def test_a_reference_entry_is_named_by_its_heading(section: str, name: str | None) -> None:
     from core.answer.excerpt import entry_name
