@@ -38,7 +38,7 @@ _NOTE_TITLE_CLASS_RE = re.compile(
     r"(?<![\w-])(?:admonition-title|admonitionHeading\w*|starlight-aside__title)(?![\w-])")
 #: A link worth keeping: to a page or a place on another page, not to a place on this one or a script.
 _LINK_TARGET_RE = re.compile(r"^\s*(?!#|javascript:|mailto:)\S", re.IGNORECASE)
-#: A link inside a heading whose text is only one of these marks is the heading's permalink.
+#: A link to a place on its own page whose text is only one of these marks is a permalink.
 _PERMALINK_MARKS = frozenset({"", "#", "¶", "§", "🔗"})
 _HTML_LINES = frozenset({"li", "tr", "br"})
 #: Blocks that, inside a list item, are lines of the list rather than blocks of their own.
@@ -53,8 +53,10 @@ def parse_html(text: str) -> tuple[str | None, list[Section]]:
     ``<article>`` when it holds exactly one), else a lone ``<article>``, else ``<body>``.
     Navigation, headers outside the content root, footers, scripts, styles, asides and the
     navigation, search and footer landmarks are dropped; ``h1``-``h4`` form the heading path;
-    ``<pre>`` becomes a fenced code block, a data table a Markdown table, a link ``[text](href)``.
-    A redirect stub holds nothing.
+    ``<pre>`` becomes a fenced code block, a data table a Markdown table, a link ``[text](href)``,
+    a list Markdown's (numbered when it is), a definition list's term and a note's title the
+    start of their text's first line. What is no page (``not_a_page``: a redirect stub, a
+    generator's indexes and code listings, a site's template) holds nothing.
 
     Returns:
         (title: the first ``<h1>`` of the content, else ``<title>`` without the site's name,
