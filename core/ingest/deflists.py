@@ -15,6 +15,7 @@ from core.ingest.fences import Fences
 
 #: A definition's line: a colon and up to four spaces, then its text.
 _DEFINITION = re.compile(r"^:[ \t]{1,4}(?=\S)")
+#: A line of text, then a definition's line under it (one pass over a long line).
 _SIGN = re.compile(r"\S[^\S\n]*\n:[ \t]{1,4}\S")
 #: A line that cannot be a term: a heading, list item, quote, table row, tag, indented text, a rule
 #: or a fence, a note's or tab's marker (``!!! note``, ``=== "Tab"``); a term names something.
@@ -70,6 +71,6 @@ def _is_term(out: list[str]) -> bool:
 
 
 def _shown_term(line: str) -> str:
-    """The term in bold, unless it holds a star of its own (``*args``) or is bold already."""
+    """The term in bold, unless it holds a star of its own (``*args``, or bold already)."""
     term = line.strip().rstrip(":").rstrip()
     return term if "*" in term else f"**{term}**"
