@@ -299,6 +299,10 @@ class _Packed:
                                                  model_used=self.model_used, execution_time=0.0)
 
 
+#: How many files holding no text the ingest note names; the rest are counted.
+TEXTLESS_NAMED = 5
+
+
 class DocumentSync:
     """Applies per-document chunk sets to a collection, writing only what changed.
 
@@ -337,6 +341,8 @@ class DocumentSync:
         #: Leading entries of ``_embedded`` whose documents are complete, and their stale ids.
         self._ready = 0
         self._stale: list[str] = []
+        #: Documents read to no text at all: said once at the end, not left out without a word.
+        self._textless: list[str] = []
 
     def unchanged(self, source_document: str, chunks: Sequence[DocumentChunk]) -> bool:
         """True when the store already holds exactly these chunks (same hash, same ids)."""
@@ -363,6 +369,8 @@ class DocumentSync:
         self.summary.chunks_invalid.extend(checked.invalid)
         self.summary.chunks_repaired += checked.repaired
         chunks = checked.chunks
+        if not chunks:
+            self._textless.append(source_document)
         lexicon = self.lexicon
         if lexicon is not None and chunks and not lexicon.has(source_document, chunks[0].content_hash):
             lexicon.put(source_document, chunks[0].content_hash,
@@ -401,10 +409,17 @@ class DocumentSync:
         await self._drain(final=False)
 
     async def finish(self) -> None:
-        """Embed and write everything still queued, then the vocabulary."""
+        """Embed and write everything still queued, then the vocabulary; name files with no text."""
         await self._drain(final=True)
         if self.lexicon is not None:
             self.lexicon.save()
+        if self._textless:
+            named = ", ".join(self._textless[:TEXTLESS_NAMED])
+            extra = len(self._textless) - TEXTLESS_NAMED
+            more = f" and {extra} more" if extra > 0 else ""
+            self.summary.notices.append(
+                f"{len(self._textless)} file(s) hold no text to answer from (an empty page, a redirect stub, "
+                f"a generator's index or code listing, a site's template): {named}{more}")
 
     def _next_batch(self) -> tuple[list[DocumentChunk], list[str]]:
         """Up to ``batch_size`` queued chunks whose padded size stays within ``MAX_BATCH_CHARS``."""

@@ -215,6 +215,12 @@ async def test_pages_all_in_one_folder_get_a_notice_about_their_addresses(tmp_pa
     (tmp_path / "docs" / "guide" / "build" / "b.html").write_text("<p>built</p>", encoding="utf-8")
     assert await notices(tmp_path / "docs", None) == [
         "guide/build/ is a build folder, not read (ingest it on its own to read it)"]
+    # Files read to no text at all are named, not left out without a word.
+    (tmp_path / "docs" / "moved.html").write_text(
+        '<html><head><meta http-equiv="refresh" content="0; url=a.html"></head></html>', encoding="utf-8")
+    assert (await notices(tmp_path / "docs", None))[-1] == (
+        "1 file(s) hold no text to answer from (an empty page, a redirect stub, a generator's index or code "
+        "listing, a site's template): moved.html")
 
 
 async def test_bad_file_is_reported_and_keeps_its_old_chunks(docs: Path) -> None:
