@@ -302,10 +302,14 @@ class _HtmlRenderer:
         self._open_definition()
         self._flush_prefix()
 
-    def _flush_prefix(self) -> None:
-        """A term or note title no text took stands as a paragraph (before a heading, a table, another)."""
+    def _flush_prefix(self, *, lead_in: bool = False) -> None:
+        """A term or note title no text took stands as a paragraph (before a heading, a table, another).
+
+        ``lead_in``: it introduces the code that follows, and keeps its colon.
+        """
         if self.term_prefix:
-            self.builder.block(self.term_prefix.rstrip().rstrip(":"))
+            prefix = self.term_prefix.rstrip()
+            self.builder.block(prefix if lead_in else prefix.rstrip(":"))
             self.term_prefix = ""
 
     def _close_link(self, href: str) -> None:
@@ -357,9 +361,7 @@ class _HtmlRenderer:
 
     def _code_block(self, node: Node) -> None:
         self.end_block()
-        if self.term_prefix:  # a definition that is code: its term is the lead-in
-            self.builder.block(self.term_prefix.rstrip())
-            self.term_prefix = ""
+        self._flush_prefix(lead_in=True)  # a definition that is code: its term introduces it
         parts: list[str] = []
         stack: list[Node | str] = [node]
         language = ""
