@@ -23,13 +23,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from core.errors import IngestSourceError
+from core.ingest.components import has_component_titles
 from core.ingest.deflists import definition_lists, has_definition_lists
 from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import (
     has_attribute_lines,
-    has_component_titles,
     has_filename_captions,
     has_icons,
     has_include_lines,
@@ -94,7 +94,7 @@ INDENTED_CODE_PARSER = "indented-code-1"
 #: Pages showing Material for MkDocs' icons (``:material-help:``), whose shortcodes were read as text.
 ICONS_PARSER = "icons-1"
 #: Pages with titled components (``<Card title="...">``, ``<LinkCard>``), whose titles were left out.
-COMPONENTS_PARSER = "components-1"
+COMPONENTS_PARSER = "components-2"  # -2: a field's name and type (``<ParamField>``), a tab's title
 #: Pages linking to other pages of the docs, published under a base URL (``core.ingest.sitelinks``;
 #: 2: the linked page's ``slug`` or ``id`` followed).
 SITE_LINKS_PARSER = "site-links-2"
@@ -326,7 +326,7 @@ def _parse(parse: Callable[[str], Parsed], text: str, *, path: Path, root: Path,
     """The page parsed, with the partials it shows (Markdown), and whether it shows any."""
     whole = text
     if path.suffix.lower() in MARKDOWN_SUFFIXES | MDX_SUFFIXES:
-        whole = with_partials(text, path=path, read=functools.partial(
+        whole = with_partials(text, path=path, root=root, read=functools.partial(
             read_regular_file, root=root, follow_symlinks=follow_symlinks))
     try:
         return parse(whole), whole != text

@@ -18,11 +18,11 @@ import re
 import textwrap
 from typing import NamedTuple
 
+from core.ingest.components import TAB_MARK, field_ends, field_text, opening_text
 from core.ingest.document import Section, SectionBuilder
 from core.ingest.fences import fence_opening, split_fences
 from core.ingest.inline import (
     ENTITY,
-    attribute,
     code_element,
     decode_entities,
     drop_html_comments,
@@ -73,12 +73,8 @@ _BLOCK_TAGS = frozenset(
      "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol", "p", "pre",
      "section", "summary", "table", "tbody", "td", "th", "thead", "tr", "ul"}
 )
-#: A component (capitalised, as JSX writes them) given a title: a card, a link card, an aside.
-_COMPONENT_TITLE = re.compile(r"<[A-Z][\w.]*\s[^<>]*?\btitle\s*=\s*[\"']")
 #: mdBook's caption over a listing names its file: "Filename: src/main.rs" titles it "src/main.rs".
 _FILENAME_LABEL = re.compile(r"^\s*Filename:\s*")
-#: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
-_TAB_MARK = "\x1e"
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 #: Material for MkDocs' icon shortcodes (``:material-help:``, ``:simple-github:{ .lg }``): a picture.
 _ICON = re.compile(r":(?:material|fontawesome|octicons|simple)-[\w-]+:(?:\{[^{}\n]{0,80}\})?")
@@ -126,11 +122,11 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
             continue
         prose = clean_prose(without_footnote_marks(inline_links("\n".join(lines), defined), notes))
         prose_lines = prose.rstrip().split("\n")
-        if prose_lines[-1].startswith(_TAB_MARK) and k + 1 < len(runs) and "title=" not in runs[k + 1][1][0]:
+        if prose_lines[-1].startswith(TAB_MARK) and k + 1 < len(runs) and "title=" not in runs[k + 1][1][0]:
             # A tab's label (or mdBook's file name) over its code: the code's title.
             tab = _FILENAME_LABEL.sub("", plain_text(prose_lines.pop()[1:]))
         for line in prose_lines:
-            _read_line(builder, line.removeprefix(_TAB_MARK))
+            _read_line(builder, line.removeprefix(TAB_MARK))
     sections = [Section(section.headings, [_decoded(_unindented(block)) for block in section.blocks])
                 for section in builder.finish()]
     return MarkdownPage(builder.first_h1, sections, builder.opening, indented, builder.heads_page)
@@ -281,7 +277,7 @@ def clean_prose(text: str) -> str:
     label: str | None = None  # an untitled note's kind, for its first line: "Tip: Update it."
     for line in text.split("\n"):
         if label is not None and line.strip() and not _ADMONITION.match(line):
-            starts_block = _STARTS_BLOCK.match(line) or line.startswith(_TAB_MARK)
+            starts_block = _STARTS_BLOCK.match(line) or line.startswith(TAB_MARK)
             lines.extend([label, "", line] if starts_block else [f"{label} {line.lstrip()}"])
             label = None
             continue
@@ -371,34 +367,15 @@ def _strip_tags(text: str) -> str:
             out.append(text[i + 1 : end - 1])  # an autolink <https://...>: keep the address
         elif name.lower() == "br":
             out.append(" ")
-        elif name.lower() == "span" and not tag.group(1) and attribute(inner, "class") == "filename":
-            out.append(f"\n\n{_TAB_MARK}")  # mdBook's "Filename: src/main.rs" over a listing titles it
-        elif name == "TabItem" and not tag.group(1):
-            # Docusaurus shows a tab's value when it has no label.
-            label = " ".join((attribute(inner, "label") or attribute(inner, "value") or "").split())
-            out.append(f"\n\n{_TAB_MARK}{label}\n\n" if label else "\n")
-        elif name[0].isupper() and not tag.group(1) and (card := _card_text(inner)):
-            out.append(f"\n\n{card}\n\n")
+        elif not tag.group(1) and (field := field_text(name, inner)):
+            after, end = field_ends(text, end)
+            out.append(f"\n\n{field}{after}")
+        elif not tag.group(1) and (shown := opening_text(name, inner)) is not None:
+            out.append(shown)
         elif name.lower() in _BLOCK_TAGS or name[0].isupper():
             out.append("\n")
         pos = end
     return "".join(out)
-
-
-def _card_text(attributes: str) -> str | None:
-    """What a component's ``title`` (a card's, an aside's) shows: a line, linked and described."""
-    title = attribute(attributes, "title")
-    if not title or not title.strip():
-        return None
-    href, description = attribute(attributes, "href"), attribute(attributes, "description")
-    shown = " ".join(title.split())
-    text = f"[{shown}]({href})" if href and not href.startswith("{") else shown
-    return f"{text}: {' '.join(description.split())}" if description and description.strip() else text
-
-
-def has_component_titles(text: str) -> bool:
-    """Whether ``text`` holds a component with a title (``<Card title="...">``), left out before."""
-    return _COMPONENT_TITLE.search(text) is not None
 
 
 def _tag_end(text: str, start: int, braces: dict[int, int]) -> int:

@@ -521,8 +521,26 @@ def test_a_titled_component_shows_its_title_linked_and_described(tmp_path: Path)
                     '<Card title="Stars" icon={star}>\n\tSirius\n</Card>\n<Icon name="x" />\n',
                     encoding="utf-8")
     doc = load_file(page, root=tmp_path)
-    assert doc.parser == "components-1"
+    assert doc.parser == "components-2"
     assert doc.sections[0].blocks == ["[lv](https://x.test/lv): Check links.", "Stars", "Sirius"]
+
+
+def test_a_reference_field_shows_its_name_type_and_default(tmp_path: Path) -> None:
+    page = tmp_path / "jobs.mdx"
+    page.write_text("# Jobs\n\n"
+                    '<ParamField query="limit" type="number" default="10" required>\n  Most jobs listed.\n'
+                    "</ParamField>\n\n"
+                    '<ResponseField name="id" type="string" description="is required">\n  The job.\n'
+                    "</ResponseField>\n\n"
+                    '<ParamField type="string">\n  No name, no entry.\n</ParamField>\n\n'
+                    '<Tabs>\n  <Tab title="macOS">\n    ```bash\n    brew install acme\n    ```\n'
+                    '  </Tab>\n</Tabs>\n',
+                    encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert doc.parser == "components-2"
+    assert doc.sections[0].blocks == ["`limit` (number, default: 10, required): Most jobs listed.",
+                                      "`id` (string): The job.", "No name, no entry.",
+                                      '```bash title="macOS"\nbrew install acme\n```']
 
 
 def test_mdbook_s_file_caption_titles_its_listing(tmp_path: Path) -> None:
