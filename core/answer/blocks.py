@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from core.answer.fence_info import plain_fence
 from core.ingest.fences import backtick_fence
-from core.ingest.inline import attribute
 from core.ingest.markdown import DELIMITER_ROW_RE, INCLUDE_LINE
 from core.retrieval.terms import carries_on, content_terms, introduces_next, refers_back
 
@@ -102,7 +102,7 @@ class Block:
     @property
     def code_title(self) -> str:
         """What a code block's fence titles it ("npm", "pyproject.toml"; "" for none or no code)."""
-        return _plain_fence(self.text.split("\n", 1)[0])[1] if self.kind == "code" else ""
+        return plain_fence(self.text.split("\n", 1)[0])[1] if self.kind == "code" else ""
 
     @property
     def is_tab_label(self) -> bool:
@@ -294,7 +294,7 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     if "highlight-" in block.text and not _MARKDOWN_FENCE_RE.match(lines[0]):
         # Docusaurus' magic comments mark lines the site highlights (a Markdown example shows them)
         lines = [line for line in lines if len(line) > _MAGIC_CHARS or not _MAGIC_COMMENT_RE.match(line)]
-    lines[0], title = _plain_fence(lines[0])
+    lines[0], title = plain_fence(lines[0])
     lines = _backtick_fenced(lines)
     label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
     if len(lines) <= max_code_lines + 2:
@@ -326,30 +326,6 @@ def _backtick_fenced(lines: list[str]) -> list[str]:
     if len(lines) > 1 and lines[-1].strip().startswith(fence.group(1).strip()):
         return [opening, *lines[1:-1], f"{indent}{ticks}"]
     return [opening, *lines[1:]]
-
-
-#: A fence's info string: the language, then attributes chat cannot read (``title="pyproject.toml"``,
-#: ``hl_lines="4"``, ``linenums="1"``), or ``{ .dockerfile .annotate }``.
-_FENCE_INFO_RE = re.compile(r"^(\s*(?:`{3,}|~{3,}))(.*)$")  # the info is stripped after: linear
-_LANGUAGE_RE = re.compile(r"\{?\s*\.?([\w+#-]+)")
-#: ... and VitePress' code-group tab label ending it: ```` ```sh [npm] ```` (not ``hl_lines=[8]``).
-_TAB_LABEL_RE = re.compile(r"(?:^|\s)\[([^\[\]\n]+)\](?:\{[^{}\n]*\})?\s*$")
-
-
-def _plain_fence(line: str) -> tuple[str, str]:
-    """A fence line with only its language left, and the title its attributes give ("": none)."""
-    match = _FENCE_INFO_RE.match(line)
-    given = match[2].strip() if match is not None else ""
-    if match is None or not given or "`" in given:  # "```text```" on one line is no fence
-        return line, ""
-    if re.fullmatch(r"[\w+#.-]+", given):
-        return match[1] + given, ""
-    info = re.sub(r"^\{(?:code-block|code|sourcecode|code-cell)\}\s*", "", given)  # MyST's, unread
-    language = _LANGUAGE_RE.match(info)
-    keep = language[1] if language is not None and "=" not in info[: language.end() + 1] else ""
-    label = _TAB_LABEL_RE.search(info)
-    title = attribute(info, "title") or (label[1] if label else "")
-    return match[1] + keep, title.strip()
 
 
 #: Twoslash (Shiki, VitePress) compiles a snippet with a preamble the page hides: ``// ---cut---``

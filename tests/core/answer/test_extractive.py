@@ -762,6 +762,14 @@ def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
     ('```go {linenos=table,hl_lines=[8,"15-17"]}', "```go"),  # Hugo's lines, no label
     ("```ts [foo.ts]{2}", "foo.ts:\n```ts"),
     ("```js" + " [" * 50_000, "```js"),  # read in one pass: quadratic, this took minutes
+    # Mintlify titles a snippet with plain words after its language; switches are no title.
+    ("```bash npm theme={null}", "npm:\n```bash"),
+    ('```python Python SDK theme={"system"} wrap', "Python SDK:\n```python"),
+    ("```java HelloWorld.java lines", "HelloWorld.java:\n```java"),
+    ("```js {1,3} copy showLineNumbers", "```js"),
+    ("```rust,ignore", "```rust"),
+    ('```js /useState/ "count"', "```js"),
+    ("```vue:line-numbers", "```vue"),
 ])
 def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown: str) -> None:
     body = "" if fence.endswith("```") and fence.count("```") == 2 else "\nx = 1\n```"
