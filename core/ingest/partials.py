@@ -20,11 +20,15 @@ from core.ingest.front_matter import parse_front_matter
 from core.ingest.spans import outside_code_spans
 from core.ingest.text import decode_text
 
-#: ``import Name from './_partial.mdx'`` (a relative path to Markdown).
+#: ``import Name from './_partial.mdx'`` (a relative path to Markdown), or Mintlify's
+#: ``import Name from '/snippets/name.mdx'`` (from the docs' root).
 _IMPORT = re.compile(
-    r"""^import\s+(?P<name>[A-Z]\w*)\s+from\s+(['"])(?P<path>\.{1,2}/[^'"\n]+\.mdx?)\2;?[ \t]*$""", re.M)
-#: A link's relative target (``](../guide.md#x)``), as the partial writes it (not a site path, ``/docs/x``).
-_LINK = re.compile(r"\]\((?P<target>[^\s()<>:#/][^\s()<>:#]*)")
+    r"""^import\s+(?P<name>[A-Z]\w*)\s+from\s+(['"])(?P<path>(?:\.{1,2})?/[^'"\n]+\.mdx?)\2;?[ \t]*$""", re.M)
+#: What marks a Mintlify site's root: its ``snippets/`` folder holds partials, never pages.
+_MINTLIFY_CONFIGS = ("docs.json", "mint.json")
+#: A link's relative target (``](../guide.md#x)``), as the partial writes it (not a site path, ``/docs/x``,
+#: nor an address, ``https://x``).
+_LINK = re.compile(r"\]\((?P<target>[^\s()<>:#/][^\s()<>:#]*)(?=[\s)#])")  # not "https:"
 #: Partials inside partials are read this deep.
 _MAX_DEPTH = 2
 
@@ -44,19 +48,41 @@ def _links_moved(text: str, *, written_in: Path, shown_in: Path) -> str:
 
 
 def is_partial(path: Path) -> bool:
-    """Whether a file is an MDX partial (``_Warning.mdx``), no page; Hugo's ``_index.mdx`` is a page.
+    """Whether a file is a partial, no page: Docusaurus' ``_Warning.mdx``, or a Mintlify snippet.
 
-    Only MDX: MkDocs and mdBook publish a ``_notes.md``, and a ``.md`` partial is rare.
+    Hugo's ``_index.mdx`` is a page. Only MDX starts with ``_``: MkDocs and mdBook publish a
+    ``_notes.md``, and a ``.md`` partial is rare. Mintlify serves nothing under the ``snippets/``
+    folder beside its ``docs.json`` (or ``mint.json``).
     """
-    return path.name.startswith("_") and path.suffix.lower() == ".mdx" and path.stem.lower() != "_index"
+    if path.name.startswith("_") and path.suffix.lower() == ".mdx" and path.stem.lower() != "_index":
+        return True
+    return any(folder.name == "snippets" and _is_mintlify_root(folder.parent) for folder in path.parents)
 
 
-def with_partials(text: str, *, path: Path, read: Callable[[Path], bytes], depth: int = 0) -> str:
+def _is_mintlify_root(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in _MINTLIFY_CONFIGS)
+
+
+def _partial_path(imported: str, *, page: Path, root: Path) -> Path:
+    """Where an imported partial is: beside the page, or (``/snippets/x.mdx``) under the docs' root.
+
+    A root-relative import is looked for from the page's folder up to the folder ingested, so a
+    site ingested from above its root (the repository, not its ``docs/``) finds it too.
+    """
+    if not imported.startswith("/"):
+        return page.parent / imported
+    inside = imported.lstrip("/")
+    folders = [folder for folder in page.parents if folder.is_relative_to(root)]
+    return next((folder / inside for folder in folders if (folder / inside).is_file()), root / inside)
+
+
+def with_partials(text: str, *, path: Path, root: Path, read: Callable[[Path], bytes], depth: int = 0) -> str:
     """``text`` (the page at ``path``) with each imported partial's text where its component is written.
 
     Args:
         text: the page.
         path: where the page is; imports are relative to its folder.
+        root: the folder ingested; an import from ``/`` is under it.
         read: reads a file inside the docs (refusing one outside them).
         depth: how many partials in this one is.
     """
@@ -64,17 +90,18 @@ def with_partials(text: str, *, path: Path, read: Callable[[Path], bytes], depth
         return text
     bodies: dict[str, str] = {}
     for match in _IMPORT.finditer(text):
-        partial = path.parent / match["path"]
+        partial = _partial_path(match["path"], page=path, root=root)
         try:
             body = parse_front_matter(decode_text(read(partial), name=str(partial)))[1]
         except (IngestSourceError, OSError):
             continue  # not there to read: the component stays, and is left out as a tag
-        body = with_partials(body, path=partial, read=read, depth=depth + 1).strip("\n")
+        body = with_partials(body, path=partial, root=root, read=read, depth=depth + 1).strip("\n")
         bodies[match["name"]] = _links_moved(body, written_in=partial.parent, shown_in=path.parent)
     if not bodies:
         return text
     names = "|".join(map(re.escape, bodies))
-    usage = re.compile(rf"^[ \t]*<(?P<name>{names})\s*(?:/>|>\s*</(?P=name)>)[ \t]*$")
+    # Mintlify passes a snippet props (``<Snippet word="x" />``); what it does with them is left out.
+    usage = re.compile(rf"^[ \t]*<(?P<name>{names})(?:\s[^<>]*)?\s*(?:/>|>\s*</(?P=name)>)[ \t]*$")
     lines = text.split("\n")
     fences = Fences()
     for k, line in enumerate(lines):

@@ -99,3 +99,22 @@ def test_a_partial_including_itself_stops(tmp_path: Path) -> None:
     page.write_text("import Loop from './_Loop.mdx';\n\n# P\n\n<Loop />\n")
     text = "\n".join(load_file(page, root=tmp_path).sections[0].blocks)
     assert text.count("Loop text.") == 2  # read twice deep, then left as the tag (dropped)
+
+
+def test_a_mintlify_snippet_stands_where_imported_from_the_root_and_is_no_page(tmp_path: Path) -> None:
+    site = tmp_path / "docs"
+    (site / "snippets" / "providers").mkdir(parents=True)
+    (site / "guides" / "alerts").mkdir(parents=True)
+    (site / "mint.json").write_text("{}", encoding="utf-8")
+    (site / "snippets" / "providers" / "slack.mdx").write_text(
+        "{/* generated */}\n\n## In workflows\n\nSend with [the API](https://api.test/send) or "
+        "[the guide](../../guides/send.md).\n", encoding="utf-8")
+    page = site / "guides" / "alerts" / "slack.mdx"
+    page.write_text("import Snip from '/snippets/providers/slack.mdx';\n\n# Slack\n\nIntro.\n\n"
+                    '<Snip provider="slack" />\n', encoding="utf-8")
+    for root in (site, tmp_path):  # the docs' folder, or the repository above it
+        doc = load_file(page, root=root)
+        blocks = [block for section in doc.sections for block in section.blocks]
+        assert blocks == ["Intro.", "Send with [the API](https://api.test/send) or [the guide](../send.md)."]
+        assert [p.name for p in scan_folder(root).files] == ["slack.mdx"]
+    assert not is_partial(tmp_path / "snippets" / "page.mdx")  # no Mintlify site: a page like any other
