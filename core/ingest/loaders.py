@@ -74,7 +74,8 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
 RST_PARSER = "rst-4"  # -4: what a page writes under autodoc's directives
 MYST_PARSER = "myst-2"
 MKDOCS_PARSER = "mkdocs-3"  # -3: code annotation markers left out
-TEMPLATES_PARSER = "templates-4"  # -4: code tags (``code-toggle``) hold code; tabs keep positional names
+#: -4: code tags (``code-toggle``) hold code; tabs keep positional names; -5: tags inside prose as shown
+TEMPLATES_PARSER = "templates-5"
 #: Definition lists, whose terms were read apart from the ": definition" line under them.
 DEFLISTS_PARSER = "deflists-1"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.

@@ -9,8 +9,9 @@ goes: a block tag's content stays, led by what a reader sees (its ``title``, els
 contents) are left out, their files not being there to read. A note's tag opening a line of
 prose (``{{% warning %}} If you ...``), or a closing tag ending one, is read as if on its own
 line; Hugo's ``ref`` and ``relref`` (``[cli]({{< relref "cli#install" >}})``) read as the page
-they name, as the site shows them. Other tags inside a line of prose, and anything in code
-(fences or spans), are left as written.
+they name, as the site shows them. Other Hugo tags inside a line of prose show what they say
+(``text="Pod"``, their arguments, else a placeholder naming them); anything in code (fences or
+spans) is left as written.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _TAG = re.compile(
     r"|\{\{[<%](?!/\*)[ \t]*(?P<close>/)?[ \t]*(?P<hugo>[\w/.-]+)(?P<hargs>.*?)[>%]\}\})[ \t]*$"
 )
 _ONE_TAG = r"(?:\{%-?[ \t]*[\w-]+.*?-?%\}|\{\{[<%].*?[>%]\}\})"
-_SIGNS = re.compile(rf"^[ \t]*{_ONE_TAG}[ \t]*$|\{{\{{[<%](?:[ \t]*(?:rel)?ref[ \t]|/\*)", re.M)
+_SIGNS = re.compile(rf"^[ \t]*{_ONE_TAG}[ \t]*$|\{{\{{[<%](?:[ \t]*/?[ \t]*[\w.-]|/\*)", re.M)
 #: A note's tag opening a line of prose, or a closing tag ending one: each is read as a line of its
 #: own. Other tags in prose ("{{< kbd "Ctrl" >}} + C copies") stay where they are.
 _OPENS_LINE = re.compile(
@@ -41,6 +42,9 @@ _CLOSES_LINE = re.compile(
     r"(?<=\S)[ \t]+(\{%-?[ \t]*end[\w-]*[ \t]*-?%\}|\{\{[<%][ \t]*/[^{}\n]*?[>%]\}\})[ \t]*$")
 #: Hugo's link to a page: ``{{< relref "cli#install" >}}`` -> ``cli#install``.
 _REF = re.compile(r"""\{\{[<%][ \t]*(?:rel)?ref[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|([^\s>%]+))[ \t]*[>%]\}\}""")
+#: A Hugo tag inside a line (not an escaped one, ``{{</* x */>}}``, which shows the tag).
+_INLINE_TAG = re.compile(
+    r"\{\{[<%](?!/\*)[ \t]*(?P<close>/)?[ \t]*(?P<name>[\w.-]+)(?P<args>[^{}\n]*?)[>%]\}\}")
 #: Docsy's ``text=true``: the tab (or every tab of the pane) holds text, whatever its ``lang``.
 _TEXT = re.compile(r"""\btext\s*=\s*["']?true\b""")
 #: Hugo's escaped tag, which its docs use to show one: ``{{</* name */>}}`` and ``{{%/* name */%}}``.
@@ -208,10 +212,32 @@ def _own_lines(lines: list[str]) -> list[str]:
             line = line[opening.end():]
         closing = _CLOSES_LINE.search(line)
         if closing is not None and _TAG.match(line) is None:
-            out.extend([line[:closing.start()], closing[1]])
+            out.extend([outside_code_spans(line[:closing.start()], _inline_tags), closing[1]])
         else:
-            out.append(line)
+            out.append(outside_code_spans(line, _inline_tags))
     return out
+
+
+def _inline_tags(prose: str) -> str:
+    """Hugo's tags inside a line of prose as the site shows them, as far as the tag says.
+
+    ``{{< glossary_tooltip text="Pod" >}}`` shows "Pod", ``{{< kbd "Ctrl" >}}`` "Ctrl"; a tag saying
+    nothing shown (``{{% latest-version long="true" %}}``) stands as `` `<latest-version>` ``, a value
+    the reader knows to look up; a pair's tags around their words go. Read as written, the tag's
+    syntax was quoted and its name and arguments were searched as words.
+    """
+    if "{{" not in prose or _TAG.match(prose):
+        return prose
+    closed = {m["name"].lower() for m in _INLINE_TAG.finditer(prose) if m["close"]}
+    return _INLINE_TAG.sub(lambda m: _shown_inline(m, pairs=closed), prose)
+
+
+def _shown_inline(tag: re.Match[str], *, pairs: set[str]) -> str:
+    if tag["close"] or tag["name"].lower() in pairs:
+        return ""
+    args = tag["args"] or ""
+    shown = attribute(args, "text") or " ".join(_positional(args))
+    return " ".join(shown.split()) if shown.strip() else f"`<{tag['name']}>`"  # a code span keeps the <>
 
 
 def _tag_end_line(lines: list[str], start: int) -> int | None:

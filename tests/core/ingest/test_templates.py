@@ -35,7 +35,7 @@ Restart the shell.
 A generated line.
 {% endfor -%}
 
-Inline {{< param "version" >}} stays as written.
+Inline {{< kbd "Ctrl" >}} is shown; `{{< param "version" >}}` in code stays as written.
 
 ```liquid
 {% hint style="info" %}
@@ -57,7 +57,7 @@ def test_template_tags_read_as_markdown(tmp_path: Path) -> None:
         "```powershell\nirm https://example.org/install.ps1 | iex\n```",
         "Heads up: Restart the shell.",
         "A generated line.",
-        "Inline {{< param \"version\" >}} stays as written.",
+        "Inline Ctrl is shown; `{{< param \"version\" >}}` in code stays as written.",
         "```liquid\n{% hint style=\"info\" %}\nshown as written\n{% endhint %}\n```",
     ]
 
@@ -79,6 +79,20 @@ def test_block_tags_become_labelled_prose(tags: str, markdown: str) -> None:
     assert re.sub(r"\n{3,}", "\n\n", templates_to_markdown(tags)).strip("\n") == markdown
 
 
+@pytest.mark.parametrize(("line", "shown"), [
+    ('A {{< glossary_tooltip text="Pod" term_id="pod" >}} runs.', "A Pod runs."),
+    ("Press {{< kbd >}}Ctrl{{< /kbd >}} + C.", "Press Ctrl + C."),
+    ("Since {{< new-in 0.120.0 >}} it works.", "Since 0.120.0 it works."),
+    ('Upgrade to {{% latest-version long="true" %}} now.', "Upgrade to `<latest-version>` now."),
+    # An escaped tag shows the syntax; code keeps it as written.
+    ("Shows {{</* param x */>}} as the tag.", "Shows {{< param x >}} as the tag."),
+    ("```\nv={{% latest-version %}}\n```", "```\nv={{% latest-version %}}\n```"),
+])
+def test_a_tag_inside_prose_shows_what_it_says(line: str, shown: str) -> None:
+    assert looks_like_templates(line)
+    assert templates_to_markdown(line) == shown
+
+
 def test_many_unclosed_tags_and_deep_nesting_stay_cheap() -> None:
     many = "{% include x.md %}\n" * 20_000 + "Text."
     assert templates_to_markdown(many).strip() == "Text."
@@ -91,12 +105,12 @@ def test_detection() -> None:
     assert not looks_like_templates("Plain text with {{ a variable }} and {% inline %} tags.")
 
 
-@pytest.mark.parametrize("prose", [
-    '{{< kbd "Ctrl" >}} + C copies the cell.',  # an inline tag opening prose is no note
-    'Text {{< /a >}} and more text stays.',
+@pytest.mark.parametrize(("prose", "shown"), [
+    ('{{< kbd "Ctrl" >}} + C copies the cell.', "Ctrl + C copies the cell."),  # opening prose: no note
+    ("Text {{< /a >}} and more text stays.", "Text  and more text stays."),
 ])
-def test_other_tags_inside_prose_stay_where_they_are(prose: str) -> None:
-    assert templates_to_markdown(f"{prose}\n{{{{< toc >}}}}").strip() == prose
+def test_an_inline_tag_opening_prose_or_a_stray_closing_one_is_no_block(prose: str, shown: str) -> None:
+    assert templates_to_markdown(f"{prose}\n{{{{< toc >}}}}").strip() == shown
 
 
 def test_hugo_page_references_read_as_the_page_they_name() -> None:
