@@ -221,10 +221,10 @@ def _own_lines(lines: list[str]) -> list[str]:
 def _inline_tags(prose: str) -> str:
     """Hugo's tags inside a line of prose as the site shows them, as far as the tag says.
 
-    ``{{< glossary_tooltip text="Pod" >}}`` shows "Pod", ``{{< kbd "Ctrl" >}}`` "Ctrl"; a tag saying
-    nothing shown (``{{% latest-version long="true" %}}``) stands as `` `<latest-version>` ``, a value
-    the reader knows to look up; a pair's tags around their words go. Read as written, the tag's
-    syntax was quoted and its name and arguments were searched as words.
+    ``{{< glossary_tooltip text="Pod" >}}`` shows "Pod", ``{{< kbd "Ctrl" >}}`` "Ctrl"; Hugo's
+    ``{{% param version %}}`` a setting's value, which stands as `` `<version>` ``; a tag saying
+    nothing shown (``{{% latest-version long="true" %}}``) and a pair's tags around their words go.
+    Read as written, the tag's syntax was quoted and its name and arguments were searched as words.
     """
     if "{{" not in prose or _TAG.match(prose):
         return prose
@@ -235,9 +235,12 @@ def _inline_tags(prose: str) -> str:
 def _shown_inline(tag: re.Match[str], *, pairs: set[str]) -> str:
     if tag["close"] or tag["name"].lower() in pairs:
         return ""
-    args = tag["args"] or ""
+    args = (tag["args"] or "").rstrip().removesuffix("/")  # ``{{< new-in 0.144.0 />}}`` closes itself
+    if tag["name"] == "param":  # Hugo's own: a value of the site's settings, which the page cannot say
+        key = " ".join(_positional(args))
+        return f"`<{key}>`" if key else ""  # a code span keeps the <>
     shown = attribute(args, "text") or " ".join(_positional(args))
-    return " ".join(shown.split()) if shown.strip() else f"`<{tag['name']}>`"  # a code span keeps the <>
+    return " ".join(shown.split())
 
 
 def _tag_end_line(lines: list[str], start: int) -> int | None:

@@ -83,7 +83,9 @@ def test_block_tags_become_labelled_prose(tags: str, markdown: str) -> None:
     ('A {{< glossary_tooltip text="Pod" term_id="pod" >}} runs.', "A Pod runs."),
     ("Press {{< kbd >}}Ctrl{{< /kbd >}} + C.", "Press Ctrl + C."),
     ("Since {{< new-in 0.120.0 >}} it works.", "Since 0.120.0 it works."),
-    ('Upgrade to {{% latest-version long="true" %}} now.', "Upgrade to `<latest-version>` now."),
+    ('Upgrade to {{% latest-version long="true" %}} now.', "Upgrade to  now."),  # nothing it says to show
+    ("Docsy {{% param tdVersion.latest %}} needs Hugo {{< new-in 0.144.0 />}}.",
+     "Docsy `<tdVersion.latest>` needs Hugo 0.144.0."),
     # An escaped tag shows the syntax; code keeps it as written.
     ("Shows {{</* param x */>}} as the tag.", "Shows {{< param x >}} as the tag."),
     ("```\nv={{% latest-version %}}\n```", "```\nv={{% latest-version %}}\n```"),
