@@ -41,12 +41,14 @@ def plain_fence(line: str) -> tuple[str, str]:
 #: What follows a fence's language and is not its title: ``key=value`` (quoted, braced or bare),
 #: ``{1,3}``, ``[npm]``, ``/word/`` and ``"word"`` highlights, ``:line-numbers``, ``,ignore``.
 _FENCE_MARKUP_RE = re.compile(
-    r"""[\w-]+=(?:"[^"]*"|'[^']*'|\{[^{}]*\}|\S+)|\{[^{}]*\}|\[[^\[\]]*\]|(?<!\S)(?:/[^/\s]+/|[:,.]\S*)|"[^"]*"|'[^']*'""")
+    r"""[\w-]+=(?:"[^"]*"|'[^']*'|\{[^{}]*\}|\S+)|\{[^{}]*\}|\[[^\[\]]*\]|(?<!\S)(?:/[^/\s]+/|[:,]\S*)|"[^"]*"|'[^']*'""")
+#: A title after a fence's language is at most this many words ("Mixpanel with EU data residency").
+_TITLE_WORDS = 8
 #: Words a fence's info gives as switches, not as a title (Mintlify's ``wrap``, Nextra's ``copy``,
 #: Docusaurus' ``showLineNumbers``, rustdoc's ``ignore``).
 _FENCE_FLAGS = frozenset(
     "lines wrap expandable copy nocopy no-copy showlinenumbers linenums numberlines twoslash collapse "
-    "ignore editable noplayground no_run should_panic compile_fail hidelines".split())
+    "ignore editable noplayground no_run should_panic compile_fail hidelines diff".split())
 
 
 def _bare_title(info: str, language: str) -> str:
@@ -54,5 +56,7 @@ def _bare_title(info: str, language: str) -> str:
     if not language or not info.startswith(language):
         return ""
     words = _FENCE_MARKUP_RE.sub(" ", info[len(language):]).split()
-    words = [word for word in words if word.lower() not in _FENCE_FLAGS]
-    return " ".join(words) if 0 < len(words) <= 4 and any(c.isalpha() for c in "".join(words)) else ""
+    while words and words[-1].lower() in _FENCE_FLAGS:  # switches follow the title ("Example expandable")
+        words.pop()
+    titled = 0 < len(words) <= _TITLE_WORDS and any(c.isalpha() for c in "".join(words))
+    return " ".join(words) if titled else ""
