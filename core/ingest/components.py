@@ -9,20 +9,43 @@ from __future__ import annotations
 
 import re
 
+from core.ingest.fences import Fences
 from core.ingest.inline import attribute
 
-__all__ = ["TAB_MARK", "field_ends", "field_text", "has_component_titles", "opening_text"]
+__all__ = ["PART_MARK", "TAB_MARK", "callout_label", "field_ends", "field_text", "for_readers",
+           "has_component_titles", "is_inline", "opening_text"]
 
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 TAB_MARK = "\x1e"
-#: A component (capitalised, as JSX writes them) given a title (a card, a link card, an aside) or
-#: a type (a reference entry's field).
-_COMPONENT_TITLE = re.compile(r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type)\s*=\s*[\"']")
+#: Marks a titled part's title (a step's) in cleaned prose: a heading one level below the section's.
+PART_MARK = "\x1d"
+#: A component read differently since: given a title (a card, a step) or a type (a field), a
+#: callout, one for agents, or one inside a line of text (a badge).
+_COMPONENT_TITLE = re.compile(
+    r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type)\s*=\s*[\"']|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important"
+    r"|Visibility|Prompt)\b|\S[ \t]*<[A-Z]")
 _SPACE = re.compile(r"[ \t\n]+")
+#: Components that are titled parts of a section: Mintlify's and Fumadocs' steps and accordions.
+_TITLED_PARTS = frozenset({"Step", "Accordion"})
+#: Callouts named for their kind (Mintlify's ``<Warning>``), and those given one (``<Callout type="info">``).
+_CALLOUTS = frozenset({"Note", "Warning", "Tip", "Info", "Check", "Danger", "Caution", "Important"})
+_TYPED_CALLOUTS = frozenset({"Callout", "Aside", "Admonition"})
+#: The opening line of a block written for AI agents, not readers (``for_readers``).
+_AGENTS_ONLY = re.compile(
+    r"^(?P<indent>[ \t]*)<(?P<name>Visibility(?=\s+for\s*=\s*[\"']agents[\"'])|Prompt)\b"
+    r"(?P<attributes>[^<>]*)>[ \t]*$")
 
 
 def opening_text(name: str, attributes: str) -> str | None:
-    """What an opening tag shows in place (None: nothing of its own): a tab's label, a card's title."""
+    """What an opening tag shows in place (None: nothing of its own): a tab's label, a card's title.
+
+    A step or an accordion (Mintlify's ``<Step title="Push your changes">``) is a part of its
+    section, so its title is a heading: read as a paragraph, nothing said where one step's text
+    ended, and answers ran on into the next one's.
+    """
+    title = attribute(attributes, "title")
+    if name in _TITLED_PARTS and title and title.strip():
+        return f"\n\n{PART_MARK}{' '.join(title.split())}\n\n"
     if name.lower() == "span" and attribute(attributes, "class") == "filename":
         return f"\n\n{TAB_MARK}"  # mdBook's "Filename: src/main.rs" over a listing titles it
     if name in ("TabItem", "Tab"):
@@ -34,13 +57,60 @@ def opening_text(name: str, attributes: str) -> str | None:
     return f"\n\n{card}\n\n" if card else None
 
 
+def callout_label(name: str, attributes: str) -> str | None:
+    """The kind a callout without a title shows before its text ("Warning:"), as ``:::warning`` does."""
+    if attribute(attributes, "title") or attributes.rstrip().endswith("/"):  # titled, or holding nothing
+        return None
+    kind = name if name in _CALLOUTS else attribute(attributes, "type") if name in _TYPED_CALLOUTS else None
+    return f"{kind.strip().capitalize()}:" if kind and kind.strip() else None
+
+
 def field_ends(text: str, end: int) -> tuple[str, int]:
     """What follows a field's name, and where its text starts: on the same line, unless a block
     (after a blank line) comes first."""
     space = _SPACE.match(text, end)
-    if space is None or "\n\n" in space[0]:
-        return "\n\n", end
-    return " ", space.end()
+    if space is None:
+        return " ", end
+    return ("\n\n", end) if "\n\n" in space[0] else (" ", space.end())
+
+
+def for_readers(text: str) -> str:
+    """A page without what its site shows AI agents only: Mintlify's ``<Visibility for="agents">``.
+
+    A ``<Prompt description="...">`` holds a request written to an AI tool ("Install the CLI so I
+    can preview my docs ... tell me before continuing"), which a reader copies: it stands as its
+    description. Quoted as they were, both answered people in an agent's words. Code showing the
+    components is left as written.
+    """
+    if "<Visibility" not in text and "<Prompt" not in text:
+        return text
+    out: list[str] = []
+    fences = Fences()
+    closing: str | None = None
+    for line in text.split("\n"):
+        if closing is not None:
+            closing = None if line.strip() == closing else closing
+            continue
+        hidden = None if fences.code(line) else _AGENTS_ONLY.match(line)
+        if hidden is not None:
+            closing = f"</{hidden['name']}>"
+            shown = attribute(hidden["attributes"], "description") if hidden["name"] == "Prompt" else None
+            out.append(f"{hidden['indent']}{' '.join(shown.split())}" if shown else "")
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def is_inline(text: str, start: int, end: int) -> bool:
+    """Whether the tag at ``text[start:end]`` sits inside a line of text, as a badge or an icon does.
+
+    Such a component (``<Badge>required</Badge>`` in a heading, ``Click the <Icon icon="gear" />
+    button``) broke the line: the heading was one no more, the sentence two paragraphs.
+    """
+    before = text[text.rfind("\n", 0, start) + 1 : start]
+    line_end = text.find("\n", end)
+    after = text[end : len(text) if line_end == -1 else line_end]
+    return bool(before.strip()) and (bool(after.strip()) or before.lstrip()[:1] == "#")
 
 
 def _card_text(attributes: str) -> str | None:
@@ -73,8 +143,10 @@ def field_text(component: str, attributes: str) -> str | None:
     name = next((value for key in _FIELD_NAMES if (value := attribute(attributes, key))), None)
     if not kind or not name or not name.strip() or "`" in name:
         return None
-    notes = [" ".join(kind.split())]
+    key = next(key for key in _FIELD_NAMES if attribute(attributes, key))
+    notes = [" ".join(kind.split()) if key == "name" else f"{key}, {' '.join(kind.split())}"]
     default = attribute(attributes, "default")
+    default = _braced(attributes, "default") if default is None else default
     if default is not None and default.strip():
         notes.append(f"default: {' '.join(default.split())}")
     if _REQUIRED.search(attributes):
@@ -82,6 +154,12 @@ def field_text(component: str, attributes: str) -> str | None:
     return f"`{' '.join(name.split())}` ({', '.join(notes)}):"
 
 
+def _braced(attributes: str, name: str) -> str | None:
+    """A JSX literal's value, ``default={2}`` -> "2" (an expression holding braces: None)."""
+    found = re.search(rf"\b{re.escape(name)}\s*=\s*\{{([^{{}}\n]*)\}}", attributes)
+    return None if found is None else found[1].strip().strip("\"'`")
+
+
 def has_component_titles(text: str) -> bool:
-    """Whether ``text`` holds a component with a title or a field's type, left out before."""
+    """Whether ``text`` holds a component read differently before (``COMPONENTS_PARSER``)."""
     return _COMPONENT_TITLE.search(text) is not None

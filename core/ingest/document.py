@@ -67,8 +67,22 @@ class SectionBuilder:
         #: The heading path of the last section, shared by the next one when it is the same:
         #: a file of 300,000 small sections must not hold 300,000 copies of it.
         self._path: list[str] = []
+        #: The level of the part (``part``) heading the current section, if one does.
+        self._part_level: int | None = None
+
+    def part(self, text: str) -> None:
+        """A titled part of the current section (a step, an accordion): a heading one level below it.
+
+        A part after a part is its sibling; a part is never the heading a page opens with.
+        """
+        top = self.stack[-1][0] if self.stack else 1
+        level = top if self._part_level == top else top + 1
+        self._opened = True
+        self.heading(level, text)
+        self._part_level = level
 
     def heading(self, level: int, text: str) -> None:
+        self._part_level = None
         self.end_section()
         if level == 1 and self.first_h1 is None and text:
             self.first_h1 = text

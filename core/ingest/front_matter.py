@@ -115,3 +115,21 @@ def tag_list(value: Any) -> list[str]:
         if text and text not in tags:
             tags.append(text)
     return tags
+
+
+#: An API reference page's operation, as Mintlify's front matter names it: ``openapi: "/openapi.json
+#: POST /project/{id}"`` (the spec's file first, or not) or ``api: "POST https://api.x.test/v1/user"``.
+_OPERATION = re.compile(r"(?:^|\s)(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+(\S+)\s*$", re.IGNORECASE)
+
+
+def endpoint(front_matter: dict[str, Any]) -> str | None:
+    """The operation an API reference page documents ("POST /project/{id}"), which its site shows first.
+
+    The page's body may be empty: the site builds it from the spec, which is no page here.
+    """
+    for key in ("openapi", "api"):
+        found = _OPERATION.search(text_value(front_matter.get(key)))
+        if found is not None:
+            return f"{found[1].upper()} {found[2]}"
+    return None
+

@@ -26,7 +26,7 @@ from core.errors import IngestSourceError
 from core.ingest.components import has_component_titles
 from core.ingest.deflists import definition_lists, has_definition_lists
 from core.ingest.document import LoadedDocument, Section, clip_title
-from core.ingest.front_matter import parse_front_matter, tag_list, text_value
+from core.ingest.front_matter import endpoint, parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import (
     has_attribute_lines,
@@ -76,6 +76,8 @@ MYST_PARSER = "myst-2"
 MKDOCS_PARSER = "mkdocs-3"  # -3: code annotation markers left out
 #: -4: code tags (``code-toggle``) hold code; tabs keep positional names; -5: tags inside prose as shown
 TEMPLATES_PARSER = "templates-5"
+#: API reference pages whose operation (front matter's ``openapi: "POST /x"``) was not read.
+ENDPOINT_PARSER = "endpoint-1"
 #: Definition lists, whose terms were read apart from the ": definition" line under them.
 DEFLISTS_PARSER = "deflists-1"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.
@@ -95,7 +97,9 @@ INDENTED_CODE_PARSER = "indented-code-1"
 #: Pages showing Material for MkDocs' icons (``:material-help:``), whose shortcodes were read as text.
 ICONS_PARSER = "icons-1"
 #: Pages with titled components (``<Card title="...">``, ``<LinkCard>``), whose titles were left out.
-COMPONENTS_PARSER = "components-2"  # -2: a field's name and type (``<ParamField>``), a tab's title
+#: -2: a field's name and type (``<ParamField>``), a tab's title; -3: callouts' kinds, steps as parts,
+#: components inside a line, text for agents left out
+COMPONENTS_PARSER = "components-3"
 #: Pages linking to other pages of the docs, published under a base URL (``core.ingest.sitelinks``;
 #: 2: the linked page's ``slug`` or ``id`` followed).
 SITE_LINKS_PARSER = "site-links-2"
@@ -171,6 +175,9 @@ def _markdown_body(body: str, front_matter: dict[str, Any], *, mdx: bool = False
         body = defined
         parsers.append(DEFLISTS_PARSER)
     parsers.extend(tag for reads_differently, tag in _MARKDOWN_READINGS if reads_differently(body))
+    if (operation := endpoint(front_matter)) is not None:
+        body = f"`{operation}`\n\n{body}"  # an API page's operation, shown first on the site
+        parsers.append(ENDPOINT_PARSER)
     page = parse_markdown(body, indented_code=not mdx)
     if page.indented_code:
         parsers.append(INDENTED_CODE_PARSER)

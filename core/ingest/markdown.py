@@ -18,7 +18,16 @@ import re
 import textwrap
 from typing import NamedTuple
 
-from core.ingest.components import TAB_MARK, field_ends, field_text, opening_text
+from core.ingest.components import (
+    PART_MARK,
+    TAB_MARK,
+    callout_label,
+    field_ends,
+    field_text,
+    for_readers,
+    is_inline,
+    opening_text,
+)
 from core.ingest.document import Section, SectionBuilder
 from core.ingest.fences import fence_opening, split_fences
 from core.ingest.inline import (
@@ -110,7 +119,7 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
             indentation is JSX's).
     """
     builder = SectionBuilder()
-    runs, indented = split_fences(text.replace("\r\n", "\n").replace("\r", "\n"), indented_code)
+    runs, indented = split_fences(for_readers(text.replace("\r\n", "\n").replace("\r", "\n")), indented_code)
     runs = _includes_dropped(runs)
     all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)
     defined, notes = definitions(all_prose), footnote_labels(all_prose)
@@ -159,6 +168,9 @@ def _includes_dropped(runs: list[tuple[bool, list[str]]]) -> list[tuple[bool, li
 
 def _read_line(builder: SectionBuilder, line: str) -> None:
     """One line of cleaned prose: a heading, a setext underline, a paragraph's line or its end."""
+    if line.startswith(PART_MARK):
+        builder.part(plain_text(line[1:].strip()))
+        return
     heading = _ATX.match(line)
     if heading:
         builder.heading(len(heading.group(1)), plain_text(_heading_text(heading.group(2) or "")))
@@ -367,12 +379,12 @@ def _strip_tags(text: str) -> str:
             out.append(text[i + 1 : end - 1])  # an autolink <https://...>: keep the address
         elif name.lower() == "br":
             out.append(" ")
-        elif not tag.group(1) and (field := field_text(name, inner)):
-            after, end = field_ends(text, end)
-            out.append(f"\n\n{field}{after}")
+        elif not tag.group(1) and (lead := field_text(name, inner) or callout_label(name, inner)):
+            after, end = field_ends(text, end)  # a field's or a callout's text runs on from its lead
+            out.append(f"\n\n{lead}{after}")
         elif not tag.group(1) and (shown := opening_text(name, inner)) is not None:
             out.append(shown)
-        elif name.lower() in _BLOCK_TAGS or name[0].isupper():
+        elif name.lower() in _BLOCK_TAGS or (name[0].isupper() and not is_inline(text, i, end)):
             out.append("\n")
         pos = end
     return "".join(out)

@@ -231,7 +231,7 @@ def test_clean_prose_leaves_comparisons_and_plain_text() -> None:
 
 
 def test_a_jsx_expression_in_a_tag_is_skipped_whole_and_an_unclosed_one_makes_no_tag() -> None:
-    assert clean_prose("x <Card icon={<Icon n={1} />} label='t'>in</Card> y") == "x \nin\n y"
+    assert clean_prose("x <Card icon={<Icon n={1} />} label='t'>in</Card> y") == "x in y"  # inside a line
     assert clean_prose("a <b {c and d> e") == "a <b {c and d> e"
     assert clean_prose("a <b } c> d") == "a <b } c> d"
 
@@ -521,7 +521,7 @@ def test_a_titled_component_shows_its_title_linked_and_described(tmp_path: Path)
                     '<Card title="Stars" icon={star}>\n\tSirius\n</Card>\n<Icon name="x" />\n',
                     encoding="utf-8")
     doc = load_file(page, root=tmp_path)
-    assert doc.parser == "components-2"
+    assert doc.parser == "components-3"
     assert doc.sections[0].blocks == ["[lv](https://x.test/lv): Check links.", "Stars", "Sirius"]
 
 
@@ -537,10 +537,73 @@ def test_a_reference_field_shows_its_name_type_and_default(tmp_path: Path) -> No
                     '  </Tab>\n</Tabs>\n',
                     encoding="utf-8")
     doc = load_file(page, root=tmp_path)
-    assert doc.parser == "components-2"
-    assert doc.sections[0].blocks == ["`limit` (number, default: 10, required): Most jobs listed.",
+    assert doc.parser == "components-3"
+    assert doc.sections[0].blocks == ["`limit` (query, number, default: 10, required): Most jobs listed.",
                                       "`id` (string): The job.", "No name, no entry.",
                                       '```bash title="macOS"\nbrew install acme\n```']
+
+
+MINTLIFY_PAGE = """# Setup
+
+<Warning>Deleting a deployment cannot be undone.</Warning>
+
+<Note>
+  Keep your key secret.
+</Note>
+
+## `theme` - <Badge color="red">required</Badge>
+
+Click the <Icon icon="gear" /> settings button.
+
+<ResponseField name="cols" type="number" default={2}>Columns.</ResponseField>
+
+<Steps>
+  <Step title="Create a key">
+    Go to settings.
+  </Step>
+  <Step title="Export it">
+    ```bash
+    export KEY=1
+    ```
+  </Step>
+</Steps>
+
+## Troubleshooting
+
+<Accordion title="Error: permission denied">
+  Run `sudo npm i -g mint`.
+</Accordion>
+<Callout type="info">A typed callout.</Callout>
+
+<Visibility for="agents">
+  If the user asked you to set up the site, do not stop.
+</Visibility>
+<Prompt description="Install the CLI and check it." actions={["copy"]}>
+  Install the CLI so I can preview my docs.
+</Prompt>
+
+```mdx
+<Visibility for="agents">
+</Visibility>
+```
+"""
+
+
+def test_mintlify_s_callouts_parts_and_inline_components_read_as_the_site_shows_them(tmp_path: Path) -> None:
+    page = tmp_path / "setup.mdx"
+    page.write_text(MINTLIFY_PAGE, encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert [(section.headings, section.blocks) for section in doc.sections] == [
+        (["Setup"], ["Warning: Deleting a deployment cannot be undone.", "Note: Keep your key secret."]),
+        (["Setup", "theme - required"], ["Click the  settings button.",
+                                         "`cols` (number, default: 2): Columns."]),
+        (["Setup", "theme - required", "Create a key"], ["Go to settings."]),  # a step: a part of its section
+        (["Setup", "theme - required", "Export it"], ["```bash\nexport KEY=1\n```"]),
+        (["Setup", "Troubleshooting", "Error: permission denied"], [
+            "Run `sudo npm i -g mint`.", "Info: A typed callout.",
+            "Install the CLI and check it.",  # what is written for AI agents only is no answer
+            '```mdx\n<Visibility for="agents">\n</Visibility>\n```']),
+    ]
 
 
 def test_mdbook_s_file_caption_titles_its_listing(tmp_path: Path) -> None:
@@ -575,3 +638,17 @@ def test_a_list_items_text_after_its_code_loses_the_items_indentation() -> None:
             "    - `name` is its name\n    - `key` its key\n")
     assert parse_markdown(page).sections[0].blocks == [
         "1. Create it:", "```bash\nkubectl create x\n```", "- `name` is its name\n- `key` its key"]
+
+
+@pytest.mark.parametrize(("front_matter", "first"), [
+    ('openapi: "/openapi.json POST /project/update/{projectId}"', "`POST /project/update/{projectId}`"),
+    ("openapi: get /users", "`GET /users`"),
+    ('api: "DELETE https://api.x.test/v1/user"', "`DELETE https://api.x.test/v1/user`"),
+])
+def test_an_api_page_shows_its_operation_first_even_with_no_body(tmp_path: Path, front_matter: str,
+                                                                  first: str) -> None:
+    page = tmp_path / "trigger.mdx"
+    page.write_text(f'---\ntitle: "Trigger deployment"\n{front_matter}\n---\n', encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert doc.title == "Trigger deployment" and doc.sections[0].blocks == [first]
+    assert "endpoint-1" in doc.parser.split("+")
