@@ -45,7 +45,7 @@ from core.ingest.loaders import MAX_FILE_BYTES, TEXT_SUFFIXES, is_supported, loa
 from core.ingest.options import IngestOptions, check_removal
 from core.ingest.sphinx_targets import SphinxTargets, sphinx_targets
 from core.ingest.toc import book_titles
-from core.ingest.walk import FolderScan, describe_left_out, file_kind, scan_folder
+from core.ingest.walk import IGNORE_FILES, FolderScan, describe_left_out, file_kind, scan_folder
 from core.models import DocumentChunk, EmbeddingResponse, IngestSummary, SparseVector
 from core.protocols import DocumentState, Embedder, VectorStore
 from core.retrieval.lexicon import LexiconFile
@@ -160,7 +160,10 @@ def _notices(root: Path, scan: FolderScan, base_url: str | None) -> list[str]:
     """What the operator may want to change: the pages' addresses, a ``build`` folder left out."""
     built = [f"{folder} is a build folder, not read (ingest it on its own to read it)"
              for folder in scan.build_folders]
-    return [*_address_notices(root, scan.files, base_url), *built]
+    ignored = [] if not scan.ignored else [
+        f"{len(scan.ignored)} left out as {' or '.join(IGNORE_FILES)} says: {', '.join(scan.ignored[:5])}"
+        + (f" and {len(scan.ignored) - 5} more" if len(scan.ignored) > 5 else "")]
+    return [*_address_notices(root, scan.files, base_url), *built, *ignored]
 
 
 def _address_notices(root: Path, files: list[Path], base_url: str | None) -> list[str]:

@@ -1,12 +1,13 @@
 """Which files of a docs folder are read: regular files that stay inside the folder, nothing else.
 
 A docs folder may hold a link to ``~/.env`` or ``/etc/passwd``, a FIFO that blocks the
-first reader forever, or a device. ``scan_folder`` never opens anything: it classifies
-each entry from ``lstat``. Symbolic links are skipped unless ``follow_symlinks`` is
-given, and even then only a link whose resolved path stays inside the folder is read.
-Hidden entries and build folders are not walked; files over ``MAX_FILE_BYTES`` are
-skipped. ``load_file`` checks the same things again when it opens a file, since the
-folder can change between the walk and the read.
+first reader forever, or a device. ``scan_folder`` opens no page: it classifies each entry
+from ``lstat``. Symbolic links are skipped unless ``follow_symlinks`` is given, and even then
+only a link whose resolved path stays inside the folder is read. Hidden entries, build
+folders and what an ignore file names (``.ragbotignore``, Mintlify's ``.mintignore``: the only
+files it reads, when they are regular files) are not walked; files over ``MAX_FILE_BYTES`` are
+skipped. ``load_file`` checks the same things again when it opens a file, since the folder can
+change between the walk and the read.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
+
+import pathspec
 
 from core.ingest.loaders import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, is_supported
 from core.ingest.partials import is_partial
@@ -56,6 +60,8 @@ class FolderScan:
     skipped: list[Skipped] = field(default_factory=list)
     #: Folders named ``build`` left out, relative: named to the operator, as a site's pages may sit there.
     build_folders: list[str] = field(default_factory=list)
+    #: Entries an ignore file (``IGNORE_FILES``) leaves out, relative (a folder ends with ``/``).
+    ignored: list[str] = field(default_factory=list)
 
     def nothing_to_ingest(self, root: Path) -> str:
         """The message for a folder without a single file to read, naming what was found instead."""
@@ -94,9 +100,10 @@ def scan_folder(root: Path, *, follow_symlinks: bool = False) -> FolderScan:
     real_root = root.resolve()
     scan = FolderScan()
     visited = {real_root}
-    pending = [root]
+    pending: list[tuple[Path, tuple[_Ignore, ...]]] = [(root, ())]
     while pending:
-        folder = pending.pop()
+        folder, ignores = pending.pop()
+        ignores = (*ignores, *_ignore_file(folder))
         subfolders: list[Path] = []
         with os.scandir(folder) as listing:
             entries = sorted(listing, key=lambda e: e.name)
@@ -105,6 +112,9 @@ def scan_folder(root: Path, *, follow_symlinks: bool = False) -> FolderScan:
                 continue
             path = Path(entry.path)
             relative = path.relative_to(root).as_posix()
+            if ignores and _is_ignored(path, entry.is_dir(), ignores):
+                scan.ignored.append(f"{relative}/" if entry.is_dir() else relative)
+                continue
             if entry.is_symlink():
                 target = _link_target(path, real_root, follow_symlinks, visited, scan, relative)
                 if target is None:
@@ -125,8 +135,41 @@ def scan_folder(root: Path, *, follow_symlinks: bool = False) -> FolderScan:
                 info = entry.stat(follow_symlinks=False)
                 mode, size = info.st_mode, info.st_size
             _classify(scan, path, relative, mode, size)
-        pending.extend(reversed(subfolders))
+        pending.extend((subfolder, ignores) for subfolder in reversed(subfolders))
     return scan
+
+
+#: A folder's own list of what the docs leave out, in ``.gitignore``'s syntax: ragbot's, and Mintlify's
+#: (``agent-context/``: files its site does not publish).
+IGNORE_FILES = (".ragbotignore", ".mintignore")
+#: An ignore file longer than this is not read (a docs folder's is a few lines).
+_MAX_IGNORE_BYTES = 256 * 1024
+
+
+class _Ignore(NamedTuple):
+    folder: Path
+    spec: pathspec.PathSpec
+
+
+def _ignore_file(folder: Path) -> list[_Ignore]:
+    """The patterns of the ignore files in ``folder`` (regular files, not links), if it holds any."""
+    lines: list[str] = []
+    for name in IGNORE_FILES:
+        try:
+            info = os.stat(folder / name, follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_IGNORE_BYTES:
+                lines.extend((folder / name).read_text(encoding="utf-8", errors="replace").splitlines())
+        except OSError:
+            continue  # none there, or not readable: nothing is left out by it
+    return [_Ignore(folder, pathspec.GitIgnoreSpec.from_lines(lines))] if lines else []
+
+
+def _is_ignored(path: Path, is_dir: bool, ignores: tuple[_Ignore, ...]) -> bool:
+    for ignore in ignores:
+        relative = path.relative_to(ignore.folder).as_posix() + ("/" if is_dir else "")
+        if ignore.spec.match_file(relative):
+            return True
+    return False
 
 
 def _link_target(

@@ -85,3 +85,22 @@ async def test_options_reach_a_running_server_and_its_summary_comes_back(
     summary = IngestSummary.model_validate(json.loads(json.dumps(reply["summary"])))
     assert summary.dry_run and summary.changes == ["remove old.md (2 chunks)"] and summary.files_skipped
     assert IngestOptions.from_request(None) == IngestOptions() == IngestOptions.from_request({"bogus": 1})
+
+
+def test_ignore_files_leave_out_what_they_name_and_the_summary_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RAGBOT_DATA_DIR", str(tmp_path / "data"))
+    docs = tmp_path / "docs"
+    for name in ("guide.md", "agent-context/tools.md", "notes.draft.md", "api/keys.md", "api/internal.md"):
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text(f"# {name}\n\nText about rotating keys in {name}.\n", encoding="utf-8")
+    (docs / ".mintignore").write_text("# not published\nagent-context/\n*.draft.md\n", encoding="utf-8")
+    (docs / "api" / ".ragbotignore").write_text("internal.md\n", encoding="utf-8")
+    code, out, err = run(capsys, "ingest", str(docs), "--no-progress")
+    assert code == 0 and out.startswith("2 files"), (out, err)
+    assert ("note: 3 left out as .ragbotignore or .mintignore says: agent-context/, notes.draft.md, "
+            "api/internal.md") in err
+    (docs / ".mintignore").write_text("*.draft.md\n", encoding="utf-8")  # published again: read again
+    code, out, _ = run(capsys, "ingest", str(docs), "--no-progress")
+    assert code == 0 and out.startswith("3 files")
