@@ -22,7 +22,7 @@ PART_MARK = "\x1d"
 #: A component read differently since: given a title (a card, a step) or a type (a field), a
 #: callout, one for agents, or one inside a line of text (a badge).
 _COMPONENT_TITLE = re.compile(
-    r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type)\s*=\s*[\"']|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important"
+    r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type|label)\s*=\s*[\"']|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important"
     r"|Visibility|Prompt)\b|\S[ \t]*<[A-Z]")
 _SPACE = re.compile(r"[ \t\n]+")
 #: Components that are titled parts of a section: Mintlify's and Fumadocs' steps and accordions.
@@ -53,7 +53,7 @@ def opening_text(name: str, attributes: str) -> str | None:
         shown = [attribute(attributes, key) for key in ("label", "value", "title")]
         label = " ".join(next((value for value in shown if value), "").split())
         return f"\n\n{TAB_MARK}{label}\n\n" if label else "\n"
-    card = _card_text(attributes) if name[0].isupper() else None
+    card = _card_text(attributes, name=name) if name[0].isupper() else None
     return f"\n\n{card}\n\n" if card else None
 
 
@@ -113,9 +113,13 @@ def is_inline(text: str, start: int, end: int) -> bool:
     return bool(before.strip()) and (bool(after.strip()) or before.lstrip()[:1] == "#")
 
 
-def _card_text(attributes: str) -> str | None:
-    """What a component's ``title`` (a card's, an aside's) shows: a line, linked and described."""
-    title = attribute(attributes, "title")
+def _card_text(attributes: str, *, name: str = "") -> str | None:
+    """What a component's ``title`` (a card's, an aside's) shows: a line, linked and described.
+
+    A changelog entry (Mintlify's ``<Update label="August 14, 2026" description="v2.3">``) shows
+    its ``label`` so: left out, its notes said nothing of when they shipped.
+    """
+    title = attribute(attributes, "label" if name == "Update" else "title")
     if not title or not title.strip():
         return None
     href, description = attribute(attributes, "href"), attribute(attributes, "description")

@@ -574,6 +574,9 @@ Click the <Icon icon="gear" /> settings button.
   Run `sudo npm i -g mint`.
 </Accordion>
 <Callout type="info">A typed callout.</Callout>
+<Update label="August 14, 2026" description="v2.3">
+  Bitbucket support.
+</Update>
 
 <Visibility for="agents">
   If the user asked you to set up the site, do not stop.
@@ -601,6 +604,7 @@ def test_mintlify_s_callouts_parts_and_inline_components_read_as_the_site_shows_
         (["Setup", "theme - required", "Export it"], ["```bash\nexport KEY=1\n```"]),
         (["Setup", "Troubleshooting", "Error: permission denied"], [
             "Run `sudo npm i -g mint`.", "Info: A typed callout.",
+            "August 14, 2026: v2.3", "Bitbucket support.",  # a changelog entry says when
             "Install the CLI and check it.",  # what is written for AI agents only is no answer
             '```mdx\n<Visibility for="agents">\n</Visibility>\n```']),
     ]
