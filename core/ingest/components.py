@@ -12,12 +12,13 @@ import re
 from core.ingest.fences import Fences
 from core.ingest.inline import attribute
 
-__all__ = ["PART_MARK", "TAB_MARK", "callout_label", "field_ends", "field_text", "for_readers",
-           "has_component_titles", "is_inline", "opening_text"]
+__all__ = ["PART_MARK", "TAB_MARK", "callout_label", "closing_text", "field_ends", "field_text",
+           "for_readers", "has_component_titles", "is_inline", "opening_text"]
 
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 TAB_MARK = "\x1e"
-#: Marks a titled part's title (a step's) in cleaned prose: a heading one level below the section's.
+#: Marks a titled part's title (a step's) in cleaned prose: a heading one level below the section's;
+#: alone on its line, the part's end (after it, the section's text goes on).
 PART_MARK = "\x1d"
 #: A component read differently since: given a title (a card, a step) or a type (a field), a
 #: callout, one for agents, or one inside a line of text (a badge).
@@ -55,6 +56,11 @@ def opening_text(name: str, attributes: str) -> str | None:
         return f"\n\n{TAB_MARK}{label}\n\n" if label else "\n"
     card = _card_text(attributes, name=name) if name[0].isupper() else None
     return f"\n\n{card}\n\n" if card else None
+
+
+def closing_text(name: str) -> str | None:
+    """What a closing tag shows in place (None: nothing of its own): a part's end."""
+    return f"\n\n{PART_MARK}\n\n" if name in _TITLED_PARTS else None
 
 
 def callout_label(name: str, attributes: str) -> str | None:

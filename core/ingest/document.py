@@ -81,6 +81,13 @@ class SectionBuilder:
         self.heading(level, text)
         self._part_level = level
 
+    def end_part(self) -> None:
+        """The end of the part (``part``) heading the current section: its section's text goes on."""
+        if self._part_level is not None and self.stack and self.stack[-1][0] == self._part_level:
+            self.end_section()
+            self.stack.pop()
+        self._part_level = None
+
     def heading(self, level: int, text: str) -> None:
         self._part_level = None
         self.end_section()

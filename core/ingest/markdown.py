@@ -22,6 +22,7 @@ from core.ingest.components import (
     PART_MARK,
     TAB_MARK,
     callout_label,
+    closing_text,
     field_ends,
     field_text,
     for_readers,
@@ -169,7 +170,10 @@ def _includes_dropped(runs: list[tuple[bool, list[str]]]) -> list[tuple[bool, li
 def _read_line(builder: SectionBuilder, line: str) -> None:
     """One line of cleaned prose: a heading, a setext underline, a paragraph's line or its end."""
     if line.startswith(PART_MARK):
-        builder.part(plain_text(line[1:].strip()))
+        if title := plain_text(line[1:].strip()):
+            builder.part(title)
+        else:
+            builder.end_part()
         return
     heading = _ATX.match(line)
     if heading:
@@ -382,7 +386,7 @@ def _strip_tags(text: str) -> str:
         elif not tag.group(1) and (lead := field_text(name, inner) or callout_label(name, inner)):
             after, end = field_ends(text, end)  # a field's or a callout's text runs on from its lead
             out.append(f"\n\n{lead}{after}")
-        elif not tag.group(1) and (shown := opening_text(name, inner)) is not None:
+        elif (shown := closing_text(name) if tag.group(1) else opening_text(name, inner)) is not None:
             out.append(shown)
         elif name.lower() in _BLOCK_TAGS or (name[0].isupper() and not is_inline(text, i, end)):
             out.append("\n")

@@ -602,8 +602,9 @@ def test_mintlify_s_callouts_parts_and_inline_components_read_as_the_site_shows_
                                          "`cols` (number, default: 2): Columns."]),
         (["Setup", "theme - required", "Create a key"], ["Go to settings."]),  # a step: a part of its section
         (["Setup", "theme - required", "Export it"], ["```bash\nexport KEY=1\n```"]),
-        (["Setup", "Troubleshooting", "Error: permission denied"], [
-            "Run `sudo npm i -g mint`.", "Info: A typed callout.",
+        (["Setup", "Troubleshooting", "Error: permission denied"], ["Run `sudo npm i -g mint`."]),
+        (["Setup", "Troubleshooting"], [  # after the part, its section goes on
+            "Info: A typed callout.",
             "August 14, 2026: v2.3", "Bitbucket support.",  # a changelog entry says when
             "Install the CLI and check it.",  # what is written for AI agents only is no answer
             '```mdx\n<Visibility for="agents">\n</Visibility>\n```']),
