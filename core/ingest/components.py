@@ -13,7 +13,7 @@ from core.ingest.fences import Fences
 from core.ingest.inline import attribute
 
 __all__ = ["PART_MARK", "TAB_MARK", "callout_label", "closing_text", "field_ends", "field_text",
-           "for_readers", "has_component_titles", "is_inline", "opening_text"]
+           "for_readers", "has_component_titles", "is_inline", "opening_text", "tabs_named"]
 
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 TAB_MARK = "\x1e"
@@ -21,16 +21,23 @@ TAB_MARK = "\x1e"
 #: alone on its line, the part's end (after it, the section's text goes on).
 PART_MARK = "\x1d"
 #: A component read differently since: given a title (a card, a step) or a type (a field), a
-#: callout, one for agents, or one inside a line of text (a badge).
+#: pane naming its tabs, a callout, one for agents, or one inside a line of text (a badge).
 _COMPONENT_TITLE = re.compile(
-    r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type|label)\s*=\s*[\"']|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important"
-    r"|Visibility|Prompt)\b|\S[ \t]*<[A-Z]")
+    r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type|label)\s*=\s*[\"']|<Tabs\s[^<>]*\bitems\s*="
+    r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt)\b|\S[ \t]*<[A-Z]")
 _SPACE = re.compile(r"[ \t\n]+")
 #: Components that are titled parts of a section: Mintlify's and Fumadocs' steps and accordions.
 _TITLED_PARTS = frozenset({"Step", "Accordion"})
 #: Callouts named for their kind (Mintlify's ``<Warning>``), and those given one (``<Callout type="info">``).
 _CALLOUTS = frozenset({"Note", "Warning", "Tip", "Info", "Check", "Danger", "Caution", "Important"})
 _TYPED_CALLOUTS = frozenset({"Callout", "Aside", "Admonition"})
+#: A pane of tabs (``<Tabs items={['npm', 'pnpm']}>``), one of its tabs, or its end (``tabs_named``).
+_TAB_TAGS = re.compile(
+    r"<(?P<close>/)Tabs\s*>|<(?P<name>Tabs(?=[\s>])|Tabs\.Tab|Tab)\b"
+    r"(?P<attributes>(?:[^<>{}]|\{[^{}]*\})*)>")
+_ITEMS = re.compile(r"\bitems\s*=\s*\{\s*\[([^\]]*)\]")
+#: One name in a pane's ``items`` array.
+_ITEM = re.compile(r"""["'`]([^"'`\n]+)["'`]""")
 #: The opening line of a block written for AI agents, not readers (``for_readers``).
 _AGENTS_ONLY = re.compile(
     r"^(?P<indent>[ \t]*)<(?P<name>Visibility(?=\s+for\s*=\s*[\"']agents[\"'])|Prompt)\b"
@@ -49,7 +56,7 @@ def opening_text(name: str, attributes: str) -> str | None:
         return f"\n\n{PART_MARK}{' '.join(title.split())}\n\n"
     if name.lower() == "span" and attribute(attributes, "class") == "filename":
         return f"\n\n{TAB_MARK}"  # mdBook's "Filename: src/main.rs" over a listing titles it
-    if name in ("TabItem", "Tab"):
+    if name in ("TabItem", "Tab", "Tabs.Tab"):
         # Docusaurus shows a tab's value when it has no label; Mintlify's tab has a title.
         shown = [attribute(attributes, key) for key in ("label", "value", "title")]
         label = " ".join(next((value for value in shown if value), "").split())
@@ -105,6 +112,42 @@ def for_readers(text: str) -> str:
             continue
         out.append(line)
     return "\n".join(out)
+
+
+def tabs_named(text: str) -> str:
+    """A page whose tabs take their names from their pane, as Nextra's do, with each tab titled.
+
+    ``<Tabs items={['npm', 'pnpm']}>`` over two ``<Tabs.Tab>``: read without the names, the tabs'
+    near-identical commands could not be told apart. Each untitled tab takes the next name; code
+    showing the components is left as written.
+    """
+    if "items=" not in text:
+        return text
+    out: list[str] = []
+    fences = Fences()
+    panes: list[list[str]] = []
+    for line in text.split("\n"):
+        if not fences.code(line) and ("<Tab" in line or "</Tabs" in line):
+            line = _TAB_TAGS.sub(lambda tag: _named_tab(tag, panes), line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _named_tab(tag: re.Match[str], panes: list[list[str]]) -> str:
+    """One tag of a pane: its names remembered, a tab given the next one, the pane's end forgotten."""
+    if tag["close"]:
+        if panes:
+            panes.pop()
+        return tag[0]
+    if tag["name"] == "Tabs":
+        items = _ITEMS.search(tag["attributes"])
+        panes.append(_ITEM.findall(items[1])[::-1] if items is not None else [])
+        return tag[0]
+    names = panes[-1] if panes else []
+    if not names or any(attribute(tag["attributes"], key) for key in ("title", "label", "value")):
+        return tag[0]
+    shown = names.pop().replace('"', "'")
+    return f'<{tag["name"]} title="{shown}"{tag["attributes"]}>'
 
 
 def is_inline(text: str, start: int, end: int) -> bool:

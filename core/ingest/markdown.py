@@ -28,6 +28,7 @@ from core.ingest.components import (
     for_readers,
     is_inline,
     opening_text,
+    tabs_named,
 )
 from core.ingest.document import Section, SectionBuilder
 from core.ingest.fences import fence_opening, split_fences
@@ -120,7 +121,8 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
             indentation is JSX's).
     """
     builder = SectionBuilder()
-    runs, indented = split_fences(for_readers(text.replace("\r\n", "\n").replace("\r", "\n")), indented_code)
+    text = tabs_named(for_readers(text.replace("\r\n", "\n").replace("\r", "\n")))
+    runs, indented = split_fences(text, indented_code)
     runs = _includes_dropped(runs)
     all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)
     defined, notes = definitions(all_prose), footnote_labels(all_prose)
