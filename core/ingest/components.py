@@ -26,8 +26,9 @@ _COMPONENT_TITLE = re.compile(
     r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type|label)\s*=\s*[\"']|<Tabs\s[^<>]*\bitems\s*="
     r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt)\b|\S[ \t]*<[A-Z]")
 _SPACE = re.compile(r"[ \t\n]+")
-#: Components that are titled parts of a section: Mintlify's and Fumadocs' steps and accordions.
-_TITLED_PARTS = frozenset({"Step", "Accordion"})
+#: Components that are titled parts of a page, the headings inside them under their title:
+#: Mintlify's changelog entries (``<Update label="August 14, 2026">``).
+_TITLED_PARTS = frozenset({"Update"})
 #: Callouts named for their kind (Mintlify's ``<Warning>``), and those given one (``<Callout type="info">``).
 _CALLOUTS = frozenset({"Note", "Warning", "Tip", "Info", "Check", "Danger", "Caution", "Important"})
 _TYPED_CALLOUTS = frozenset({"Callout", "Aside", "Admonition"})
@@ -47,13 +48,13 @@ _AGENTS_ONLY = re.compile(
 def opening_text(name: str, attributes: str) -> str | None:
     """What an opening tag shows in place (None: nothing of its own): a tab's label, a card's title.
 
-    A step or an accordion (Mintlify's ``<Step title="Push your changes">``) is a part of its
-    section, so its title is a heading: read as a paragraph, nothing said where one step's text
-    ended, and answers ran on into the next one's.
+    A changelog entry's label heads its notes (``<Update label="August 14, 2026">`` over its
+    "## New features"): left out, the notes of every release read alike, and said nothing of when
+    they shipped. (A step's or an accordion's title made a heading took its words out of the text
+    answers are picked from: BENCHMARKS.md, twentieth pass.)
     """
-    title = attribute(attributes, "title")
-    if name in _TITLED_PARTS and title and title.strip():
-        return f"\n\n{PART_MARK}{' '.join(title.split())}\n\n"
+    if name in _TITLED_PARTS and (label := _card_text(attributes, name=name)):
+        return f"\n\n{PART_MARK}{label}\n\n"
     if name.lower() == "span" and attribute(attributes, "class") == "filename":
         return f"\n\n{TAB_MARK}"  # mdBook's "Filename: src/main.rs" over a listing titles it
     if name in ("TabItem", "Tab", "Tabs.Tab"):
@@ -108,7 +109,7 @@ def for_readers(text: str) -> str:
         if hidden is not None:
             closing = f"</{hidden['name']}>"
             shown = attribute(hidden["attributes"], "description") if hidden["name"] == "Prompt" else None
-            out.append(f"{hidden['indent']}{' '.join(shown.split())}" if shown else "")
+            out.append(f"{hidden['indent']}Prompt: {' '.join(shown.split())}" if shown else "")
             continue
         out.append(line)
     return "\n".join(out)
@@ -197,7 +198,8 @@ def field_text(component: str, attributes: str) -> str | None:
     if not kind or not name or not name.strip() or "`" in name:
         return None
     key = next(key for key in _FIELD_NAMES if attribute(attributes, key))
-    notes = [" ".join(kind.split()) if key == "name" else f"{key}, {' '.join(kind.split())}"]
+    # Where a request's value goes; "path" is left out, as docs use it for a setting's path too.
+    notes = [" ".join(kind.split()) if key in ("name", "path") else f"{key}, {' '.join(kind.split())}"]
     default = attribute(attributes, "default")
     default = _braced(attributes, "default") if default is None else default
     if default is not None and default.strip():

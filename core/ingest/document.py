@@ -67,29 +67,34 @@ class SectionBuilder:
         #: The heading path of the last section, shared by the next one when it is the same:
         #: a file of 300,000 small sections must not hold 300,000 copies of it.
         self._path: list[str] = []
-        #: The level of the part (``part``) heading the current section, if one does.
+        #: The level of the part (``part``) the current section is in, if it is in one.
         self._part_level: int | None = None
 
     def part(self, text: str) -> None:
-        """A titled part of the current section (a step, an accordion): a heading one level below it.
+        """A titled part of the page (a changelog entry): a heading one level below the current one.
 
-        A part after a part is its sibling; a part is never the heading a page opens with.
+        The headings inside the part, up to ``end_part``, are under it. A part after a part is its
+        sibling; a part is never the heading a page opens with, nor its title.
         """
-        top = self.stack[-1][0] if self.stack else 1
-        level = top if self._part_level == top else top + 1
+        self.end_part()
+        level = (self.stack[-1][0] if self.stack else 0) + 1
         self._opened = True
+        first_h1 = self.first_h1
         self.heading(level, text)
-        self._part_level = level
+        self.first_h1, self._part_level = first_h1, level
 
     def end_part(self) -> None:
-        """The end of the part (``part``) heading the current section: its section's text goes on."""
-        if self._part_level is not None and self.stack and self.stack[-1][0] == self._part_level:
-            self.end_section()
+        """The end of the current part (``part``): the section it was in goes on."""
+        if self._part_level is None:
+            return
+        self.end_section()
+        while self.stack and self.stack[-1][0] >= self._part_level:
             self.stack.pop()
         self._part_level = None
 
     def heading(self, level: int, text: str) -> None:
-        self._part_level = None
+        if self._part_level is not None:  # a heading inside a part is under it, whatever its level
+            level = max(level, self._part_level + 1)
         self.end_section()
         if level == 1 and self.first_h1 is None and text:
             self.first_h1 = text

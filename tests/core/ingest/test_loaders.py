@@ -575,8 +575,13 @@ Click the <Icon icon="gear" /> settings button.
 </Accordion>
 <Callout type="info">A typed callout.</Callout>
 <Update label="August 14, 2026" description="v2.3">
+  ## New features
   Bitbucket support.
 </Update>
+<Update label="August 7, 2026">
+  Faster builds.
+</Update>
+After the entries.
 
 <Visibility for="agents">
   If the user asked you to set up the site, do not stop.
@@ -598,15 +603,17 @@ def test_mintlify_s_callouts_parts_and_inline_components_read_as_the_site_shows_
     doc = load_file(page, root=tmp_path)
     assert [(section.headings, section.blocks) for section in doc.sections] == [
         (["Setup"], ["Warning: Deleting a deployment cannot be undone.", "Note: Keep your key secret."]),
-        (["Setup", "theme - required"], ["Click the  settings button.",
-                                         "`cols` (number, default: 2): Columns."]),
-        (["Setup", "theme - required", "Create a key"], ["Go to settings."]),  # a step: a part of its section
-        (["Setup", "theme - required", "Export it"], ["```bash\nexport KEY=1\n```"]),
-        (["Setup", "Troubleshooting", "Error: permission denied"], ["Run `sudo npm i -g mint`."]),
-        (["Setup", "Troubleshooting"], [  # after the part, its section goes on
-            "Info: A typed callout.",
-            "August 14, 2026: v2.3", "Bitbucket support.",  # a changelog entry says when
-            "Install the CLI and check it.",  # what is written for AI agents only is no answer
+        (["Setup", "theme - required"], [
+            "Click the  settings button.", "`cols` (number, default: 2): Columns.",
+            "Create a key", "Go to settings.", "Export it", "```bash\nexport KEY=1\n```"]),  # steps: in the text
+        (["Setup", "Troubleshooting"], ["Error: permission denied", "Run `sudo npm i -g mint`.",
+                                        "Info: A typed callout."]),
+        # A changelog entry's label heads its notes, and the headings inside it.
+        (["Setup", "Troubleshooting", "August 14, 2026: v2.3", "New features"], ["Bitbucket support."]),
+        (["Setup", "Troubleshooting", "August 7, 2026"], ["Faster builds."]),
+        (["Setup", "Troubleshooting"], [
+            "After the entries.",
+            "Prompt: Install the CLI and check it.",  # what is written for AI agents only is no answer
             '```mdx\n<Visibility for="agents">\n</Visibility>\n```']),
     ]
 
