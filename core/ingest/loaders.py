@@ -42,7 +42,7 @@ from core.ingest.markdown import (
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
-from core.ingest.partials import with_partials
+from core.ingest.partials import in_mintlify_site, with_partials
 from core.ingest.sitelinks import site_links
 from core.ingest.spans import CODE_SPAN
 from core.ingest.sphinx_targets import SphinxTargets, reading_from
@@ -76,6 +76,8 @@ MYST_PARSER = "myst-2"
 MKDOCS_PARSER = "mkdocs-3"  # -3: code annotation markers left out
 #: -4: code tags (``code-toggle``) hold code; tabs keep positional names; -5: tags inside prose as shown
 TEMPLATES_PARSER = "templates-5"
+#: Mintlify pages, whose front matter's ``description`` the site shows under their title.
+DESCRIBED_PARSER = "described-1"
 #: API reference pages whose operation (front matter's ``openapi: "POST /x"``) was not read.
 ENDPOINT_PARSER = "endpoint-1"
 #: Definition lists, whose terms were read apart from the ": definition" line under them.
@@ -337,9 +339,30 @@ def _parse(parse: Callable[[str], Parsed], text: str, *, path: Path, root: Path,
         whole = with_partials(text, path=path, root=root, read=functools.partial(
             read_regular_file, root=root, follow_symlinks=follow_symlinks))
     try:
-        return parse(whole), whole != text
+        parsed = parse(whole)
     except IngestSourceError as exc:  # the content is not its suffix's format (a notebook that is no JSON)
         raise IngestSourceError(f"{path}: {exc}") from exc
+    if path.suffix.lower() in MARKDOWN_SUFFIXES | MDX_SUFFIXES:
+        parsed = _described(parsed, path=path, root=root)
+    return parsed, whole != text
+
+
+def _described(parsed: Parsed, *, path: Path, root: Path) -> Parsed:
+    """A Mintlify page with its front matter's ``description`` as its first paragraph.
+
+    Mintlify shows it under the page's title, often the only sentence saying what the page is
+    about ("Mintlify is an AI-native documentation platform ..."). Other sites keep it for search
+    engines only: read as text there, it changed nothing (BENCHMARKS.md, fifteenth pass).
+    """
+    described = text_value(parsed.front_matter.get("description")).strip()
+    if not described or not in_mintlify_site(path, root=root):
+        return parsed
+    lead = " ".join(described.split())
+    first = parsed.sections[0] if parsed.sections else None
+    sections = ([Section(first.headings, [lead, *first.blocks]), *parsed.sections[1:]]
+                if first is not None and not first.headings else [Section([], [lead]), *parsed.sections])
+    parser = "+".join(p for p in (parsed.parser, DESCRIBED_PARSER) if p)
+    return parsed._replace(sections=sections, parser=parser)
 
 
 def _published_url(root: Path, page: str, *, base_url: str) -> str:

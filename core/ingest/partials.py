@@ -63,6 +63,12 @@ def _is_mintlify_root(folder: Path) -> bool:
     return any((folder / name).is_file() for name in _MINTLIFY_CONFIGS)
 
 
+def in_mintlify_site(path: Path, *, root: Path) -> bool:
+    """Whether a page is in a Mintlify site: its folder or one above it, up to ``root``, holds its
+    ``docs.json`` (or ``mint.json``)."""
+    return any(_is_mintlify_root(folder) for folder in path.parents if folder.is_relative_to(root))
+
+
 def _partial_path(imported: str, *, page: Path, root: Path) -> Path:
     """Where an imported partial is: beside the page, or (``/snippets/x.mdx``) under the docs' root.
 

@@ -605,7 +605,7 @@ def test_mintlify_s_callouts_parts_and_inline_components_read_as_the_site_shows_
         (["Setup"], ["Warning: Deleting a deployment cannot be undone.", "Note: Keep your key secret."]),
         (["Setup", "theme - required"], [
             "Click the  settings button.", "`cols` (number, default: 2): Columns.",
-            "Create a key", "Go to settings.", "Export it", "```bash\nexport KEY=1\n```"]),  # steps: in the text
+            "Create a key", "Go to settings.", "Export it", "```bash\nexport KEY=1\n```"]),  # a step's title
         (["Setup", "Troubleshooting"], ["Error: permission denied", "Run `sudo npm i -g mint`.",
                                         "Info: A typed callout."]),
         # A changelog entry's label heads its notes, and the headings inside it.
@@ -676,3 +676,16 @@ def test_nextra_s_tabs_take_their_names_from_their_pane(tmp_path: Path) -> None:
     doc = load_file(page, root=tmp_path)
     assert doc.sections[0].blocks == ['```bash title="npm"\nnpm i swr\n```', "pnpm", "Run `pnpm add swr`.",
                                       "No names given.", "```mdx\n<Tabs items={['a']}>\n<Tabs.Tab>\n```"]
+
+
+def test_a_mintlify_page_s_description_is_its_first_paragraph_as_the_site_shows_it(tmp_path: Path) -> None:
+    text = '---\ntitle: Intro\ndescription: "Acme is a  docs platform."\n---\n## Start\n\nText.\n'
+    for site, shown in (("mintlify", True), ("docusaurus", False)):  # elsewhere it is for search engines
+        (tmp_path / site / "guides").mkdir(parents=True)
+        (tmp_path / site / "guides" / "intro.mdx").write_text(text, encoding="utf-8")
+        if shown:
+            (tmp_path / site / "docs.json").write_text("{}", encoding="utf-8")
+        doc = load_file(tmp_path / site / "guides" / "intro.mdx", root=tmp_path / site)
+        blocks = [(section.headings, section.blocks) for section in doc.sections]
+        assert blocks == [*([([], ["Acme is a docs platform."])] if shown else []), (["Start"], ["Text."])]
+        assert ("described-1" in doc.parser) is shown
