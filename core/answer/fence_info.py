@@ -34,7 +34,8 @@ def plain_fence(line: str) -> tuple[str, str]:
     language = _LANGUAGE_RE.match(info)
     keep = language[1] if language is not None and "=" not in info[: language.end() + 1] else ""
     label = _TAB_LABEL_RE.search(info)
-    title = attribute(info, "title") or (label[1] if label else "") or _bare_title(info, keep)
+    title = (attribute(info, "title") or attribute(info, "filename") or (label[1] if label else "")
+             or _bare_title(info, keep))
     return match[1] + keep, title.strip()
 
 
@@ -44,11 +45,11 @@ _FENCE_MARKUP_RE = re.compile(
     r"""[\w-]+=(?:"[^"]*"|'[^']*'|\{[^{}]*\}|\S+)|\{[^{}]*\}|\[[^\[\]]*\]|(?<!\S)(?:/[^/\s]+/|[:,]\S*)|"[^"]*"|'[^']*'""")
 #: A title after a fence's language is at most this many words ("Mixpanel with EU data residency").
 _TITLE_WORDS = 8
-#: Words a fence's info gives as switches, not as a title (Mintlify's ``wrap``, Nextra's ``copy``,
-#: Docusaurus' ``showLineNumbers``, rustdoc's ``ignore``).
+#: Words a fence's info gives as switches, not as a title (Mintlify's ``wrap``, Nextra's ``copy`` and
+#: ``npm2yarn``, Docusaurus' ``showLineNumbers``, rustdoc's ``ignore``).
 _FENCE_FLAGS = frozenset(
     "lines wrap expandable copy nocopy no-copy showlinenumbers linenums numberlines twoslash collapse "
-    "ignore editable noplayground no_run should_panic compile_fail hidelines diff".split())
+    "ignore editable noplayground no_run should_panic compile_fail hidelines diff npm2yarn".split())
 
 
 def _bare_title(info: str, language: str) -> str:

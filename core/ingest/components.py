@@ -38,7 +38,7 @@ _TAB_TAGS = re.compile(
     r"(?P<attributes>(?:[^<>{}]|\{[^{}]*\})*)>")
 _ITEMS = re.compile(r"\bitems\s*=\s*\{\s*\[([^\]]*)\]")
 #: One name in a pane's ``items`` array.
-_ITEM = re.compile(r"""["'`]([^"'`\n]+)["'`]""")
+_ITEM = re.compile(r"""(["'`])((?:(?!\1)[^\n])+)\1""")
 #: The opening line of a block written for AI agents, not readers (``for_readers``).
 _AGENTS_ONLY = re.compile(
     r"^(?P<indent>[ \t]*)<(?P<name>Visibility(?=\s+for\s*=\s*[\"']agents[\"'])|Prompt)\b"
@@ -142,7 +142,7 @@ def _named_tab(tag: re.Match[str], panes: list[list[str]]) -> str:
         return tag[0]
     if tag["name"] == "Tabs":
         items = _ITEMS.search(tag["attributes"])
-        panes.append(_ITEM.findall(items[1])[::-1] if items is not None else [])
+        panes.append([name for _, name in _ITEM.findall(items[1])][::-1] if items is not None else [])
         return tag[0]
     names = panes[-1] if panes else []
     if not names or any(attribute(tag["attributes"], key) for key in ("title", "label", "value")):

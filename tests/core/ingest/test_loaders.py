@@ -668,14 +668,15 @@ def test_an_api_page_shows_its_operation_first_even_with_no_body(tmp_path: Path,
 
 def test_nextra_s_tabs_take_their_names_from_their_pane(tmp_path: Path) -> None:
     page = tmp_path / "install.mdx"
-    page.write_text("# Install\n\n<Tabs items={['npm', \"pnpm\"]} defaultIndex={1}>\n"
+    page.write_text("# Install\n\n<Tabs items={['npm `i`', \"pnpm\"]} defaultIndex={1}>\n"
                     "  <Tabs.Tab>\n    ```bash\n    npm i swr\n    ```\n  </Tabs.Tab>\n"
                     "  <Tabs.Tab>\n    Run `pnpm add swr`.\n  </Tabs.Tab>\n</Tabs>\n\n"
                     "<Tabs>\n  <Tab>\n    No names given.\n  </Tab>\n</Tabs>\n\n"
                     "```mdx\n<Tabs items={['a']}>\n<Tabs.Tab>\n```\n", encoding="utf-8")
     doc = load_file(page, root=tmp_path)
-    assert doc.sections[0].blocks == ['```bash title="npm"\nnpm i swr\n```', "pnpm", "Run `pnpm add swr`.",
-                                      "No names given.", "```mdx\n<Tabs items={['a']}>\n<Tabs.Tab>\n```"]
+    assert doc.sections[0].blocks == ['```bash title="npm `i`"\nnpm i swr\n```', "pnpm",
+                                      "Run `pnpm add swr`.", "No names given.",
+                                      "```mdx\n<Tabs items={['a']}>\n<Tabs.Tab>\n```"]
 
 
 def test_a_mintlify_page_s_description_is_its_first_paragraph_as_the_site_shows_it(tmp_path: Path) -> None:
