@@ -92,8 +92,9 @@ INCLUDES_PARSER = "includes-2"
 #: ``-3``: pages making a reference too, an undefined ``[text][ref]`` shows its text).
 REFLINKS_PARSER = "reflinks-3"
 #: Pages with character references, ``<code>``, GitHub alerts, tabs or comments in code spans
-#: (``has_inline_markup``), which were read as written before.
-MARKUP_PARSER = "markup-1"
+#: (``has_inline_markup``), which were read as written before; -2: an untitled alert's kind opens
+#: its first paragraph.
+MARKUP_PARSER = "markup-2"
 #: Pages with CommonMark's indented code blocks, which were read as prose before.
 INDENTED_CODE_PARSER = "indented-code-1"
 #: Pages showing Material for MkDocs' icons (``:material-help:``), whose shortcodes were read as text.

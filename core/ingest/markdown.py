@@ -293,7 +293,18 @@ def clean_prose(text: str) -> str:
     text = _strip_tags(text)
     lines: list[str] = []
     label: str | None = None  # an untitled note's kind, for its first line: "Tip: Update it."
+    quoted: tuple[str, str] | None = None  # an untitled alert's quote and kind, for its first line
     for line in text.split("\n"):
+        if quoted is not None:
+            prefix, kind = quoted
+            said = line[len(prefix.rstrip()):].strip() if line.startswith(prefix.rstrip()) else ""
+            if line.startswith(prefix.rstrip()) and not said:
+                continue  # the kind and the alert's first paragraph are one
+            quoted = None
+            if said and not _STARTS_BLOCK.match(said) and not fence_opening(said):
+                lines.append(f"{prefix}{kind} {said}")
+                continue
+            lines.append(f"{prefix}{kind}")
         if label is not None and line.strip() and not _ADMONITION.match(line):
             starts_block = _STARTS_BLOCK.match(line) or line.startswith(TAB_MARK)
             lines.extend([label, "", line] if starts_block else [f"{label} {line.lstrip()}"])
@@ -305,8 +316,10 @@ def clean_prose(text: str) -> str:
         if alert:
             # GitHub's "> [!NOTE]" (and Obsidian's "> [!tip] Title"): the site shows a label, not the marker.
             title = (alert["title"] or "").strip()
-            lines.extend([f"{alert['quote']}{title}", alert["quote"].rstrip()] if title
-                         else [f"{alert['quote']}{alert['kind'].capitalize()}:"])
+            if title:
+                lines.extend([f"{alert['quote']}{title}", alert["quote"].rstrip()])
+            else:
+                quoted = (alert["quote"], f"{alert['kind'].capitalize()}:")
             continue
         admonition = _ADMONITION.match(line)
         if admonition:
@@ -318,6 +331,8 @@ def clean_prose(text: str) -> str:
             lines.extend(["", title, ""] if title else [""])
             continue
         lines.append(line)
+    if quoted is not None:  # the alert ends the text
+        lines.append("".join(quoted))
     return "\n".join(lines)
 
 
