@@ -13,7 +13,8 @@ from core.ingest.fences import Fences
 from core.ingest.inline import attribute
 
 __all__ = ["PART_MARK", "TAB_MARK", "callout_label", "closing_text", "field_ends", "field_text",
-           "for_readers", "has_component_titles", "is_inline", "opening_text", "tabs_named"]
+           "for_readers", "has_component_titles", "is_inline", "opening_text", "tabs_named",
+           "without_comments"]
 
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 TAB_MARK = "\x1e"
@@ -149,6 +150,32 @@ def _named_tab(tag: re.Match[str], panes: list[list[str]]) -> str:
         return tag[0]
     shown = names.pop().replace('"', "'")
     return f'<{tag["name"]} title="{shown}"{tag["attributes"]}>'
+
+
+def without_comments(text: str) -> str:
+    """A page without its MDX comments running over lines (``{/*`` ... ``*/}``), code in them included.
+
+    Commenting a section out is how pages retire it; read line by line, a fence inside the comment
+    made its text a section of the page, answered from. One-line comments go with other markup.
+    """
+    if "{/*" not in text:
+        return text
+    out: list[str] = []
+    fences = Fences()
+    inside = False
+    for line in text.split("\n"):
+        if inside:
+            end = line.find("*/}")
+            if end != -1:
+                inside = False
+                out[-1] += line[end + 3:]
+            continue
+        start = -1 if fences.code(line) else line.find("{/*")
+        if start != -1 and line.find("*/}", start) == -1:
+            inside = True
+            line = line[:start]
+        out.append(line)
+    return "\n".join(out)
 
 
 def is_inline(text: str, start: int, end: int) -> bool:

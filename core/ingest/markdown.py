@@ -29,6 +29,7 @@ from core.ingest.components import (
     is_inline,
     opening_text,
     tabs_named,
+    without_comments,
 )
 from core.ingest.document import Section, SectionBuilder
 from core.ingest.fences import fence_opening, split_fences
@@ -121,7 +122,7 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
             indentation is JSX's).
     """
     builder = SectionBuilder()
-    text = tabs_named(for_readers(text.replace("\r\n", "\n").replace("\r", "\n")))
+    text = tabs_named(for_readers(without_comments(text.replace("\r\n", "\n").replace("\r", "\n"))))
     runs, indented = split_fences(text, indented_code)
     runs = _includes_dropped(runs)
     all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)

@@ -690,3 +690,12 @@ def test_a_mintlify_page_s_description_is_its_first_paragraph_as_the_site_shows_
         blocks = [(section.headings, section.blocks) for section in doc.sections]
         assert blocks == [*([([], ["Acme is a docs platform."])] if shown else []), (["Start"], ["Text."])]
         assert ("described-1" in doc.parser) is shown
+
+
+def test_an_mdx_comment_over_lines_hides_what_it_holds_code_included(tmp_path: Path) -> None:
+    page = tmp_path / "start.mdx"
+    page.write_text("## Start\n\nKeep this. {/* one line */} And this.\n\n{/*\n\n### Old config\n\n"
+                    "```jsx\nold()\n```\n\n*/} After.\n\n```mdx\n{/* shown in code\n```\n", encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert [(s.headings, s.blocks) for s in doc.sections] == [
+        (["Start"], ["Keep this.  And this.", "After.", "```mdx\n{/* shown in code\n```"])]
