@@ -22,10 +22,10 @@ TAB_MARK = "\x1e"
 #: alone on its line, the part's end (after it, the section's text goes on).
 PART_MARK = "\x1d"
 #: A component read differently since: given a title (a card, a step) or a type (a field), a
-#: pane naming its tabs, a callout, one for agents, or one inside a line of text (a badge).
+#: pane naming its tabs, a callout, one for agents, one inside a line of text (a badge), a comment.
 _COMPONENT_TITLE = re.compile(
     r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type|label)\s*=\s*[\"']|<Tabs\s[^<>]*\bitems\s*="
-    r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt)\b|\S[ \t]*<[A-Z]")
+    r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt)\b|\S[ \t]*<[A-Z]|\{/\*")
 _SPACE = re.compile(r"[ \t\n]+")
 #: Components that are titled parts of a page, the headings inside them under their title:
 #: Mintlify's changelog entries (``<Update label="August 14, 2026">``).
