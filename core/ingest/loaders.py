@@ -19,7 +19,7 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from core.errors import IngestSourceError
@@ -48,7 +48,7 @@ from core.ingest.spans import CODE_SPAN
 from core.ingest.sphinx_targets import SphinxTargets, reading_from
 from core.ingest.templates import looks_like_templates, templates_to_markdown
 from core.ingest.text import decode_text, parse_plain_text
-from core.ingest.urls import INDEX_STEMS, document_url, prettify_stem
+from core.ingest.urls import document_url, prettify_stem, stands_for_folder
 from core.retrieval.terms import content_terms, is_number
 
 __all__ = [
@@ -240,7 +240,7 @@ def _named_by_file(heading: str | None, relative: str) -> str | None:
     ``ch04-03-slices.md``; "Requirements" opening ``install.md`` names a part of the page."""
     if not heading:
         return None
-    if PurePosixPath(relative).stem.lower() in INDEX_STEMS:
+    if stands_for_folder(relative):
         return heading  # an index page's name is its folder's: its opening heading says more
     named = {t for t in content_terms(prettify_stem(relative)) if not is_number(t)}
     return heading if named & set(content_terms(heading)) else None

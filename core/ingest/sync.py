@@ -45,6 +45,7 @@ from core.ingest.loaders import MAX_FILE_BYTES, TEXT_SUFFIXES, is_supported, loa
 from core.ingest.options import IngestOptions, check_removal
 from core.ingest.sphinx_targets import SphinxTargets, sphinx_targets
 from core.ingest.toc import book_titles
+from core.ingest.urls import served_parts
 from core.ingest.walk import IGNORE_FILES, FolderScan, describe_left_out, file_kind, scan_folder
 from core.models import DocumentChunk, EmbeddingResponse, IngestSummary, SparseVector
 from core.protocols import DocumentState, Embedder, VectorStore
@@ -172,13 +173,15 @@ def _address_notices(root: Path, files: list[Path], base_url: str | None) -> lis
     A repository's ``docs/`` ingested from the repository's root gives ``{base}/docs/guide``
     where the site (MkDocs' ``docs_dir``) serves ``{base}/guide``.
     """
-    pages = [file.relative_to(root).parts for file in files if file.suffix.lower() not in TEXT_SUFFIXES]
+    # The parts its address carries: Next.js' ``app/docs/page.mdx`` is served at ``docs``.
+    pages = [served_parts(file.relative_to(root).as_posix())
+             for file in files if file.suffix.lower() not in TEXT_SUFFIXES]
     if base_url is None or not pages:
         return []  # a plain text file (SOURCE.txt, NOTES.txt) beside the folder is no page of the site
-    tops = {parts[0] for parts in pages}
-    if len(tops) != 1 or all(len(parts) == 1 for parts in pages):
-        return []
-    folder = tops.pop()
+    tops = {parts[0] if parts else "" for parts in pages}
+    folder = tops.pop() if len(tops) == 1 else ""
+    if not folder or all(len(parts) <= 1 for parts in pages) or not (root / folder).is_dir():
+        return []  # ... nor a folder to ingest instead (a route: ``app/docs/page.mdx``)
     return [f"every page is under {folder}/, so their links read {base_url.rstrip('/')}/{folder}/...; "
             f"if the site serves {folder}/ at {base_url}, ingest {root / folder} instead"]
 

@@ -18,6 +18,32 @@ _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]+\s*(?=[^-_.\s])")
 _NO_PREFIX = re.compile(r"^\d+[-_.]\d")
 
 
+def stands_for_folder(relative_path: str) -> bool:
+    """Whether a file is its folder's page: ``index.md``, ``README.md``, Hugo's ``_index.md``, or
+    Next.js' ``page.mdx`` (Nextra 4's App Router serves ``app/docs/search/page.mdx`` at ``/docs/search``)."""
+    pure = PurePosixPath(relative_path)
+    stem = pure.stem.lower()
+    return stem in INDEX_STEMS or (stem == "page" and pure.suffix.lower() == ".mdx")
+
+
+def _routes(folder: list[str], relative_path: str) -> list[str]:
+    """The folders of a Next.js ``page.mdx`` as its route: without ``app/`` (or ``src/app/``) and
+    the route groups (``(docs)``) the URL leaves out."""
+    if not (PurePosixPath(relative_path).stem.lower() == "page" and stands_for_folder(relative_path)):
+        return folder
+    if "app" in folder:
+        folder = folder[folder.index("app") + 1:]
+    return [part for part in folder if not (part.startswith("(") and part.endswith(")"))]
+
+
+def served_parts(relative_path: str) -> tuple[str, ...]:
+    """A page's path as far as its address carries it: a Next.js ``page.mdx`` by its route."""
+    pure = PurePosixPath(relative_path)
+    if pure.stem.lower() == "page" and stands_for_folder(relative_path):
+        return (*_routes(list(pure.parent.parts), relative_path), pure.name)
+    return pure.parts
+
+
 def strip_number_prefix(name: str) -> str:
     """Drop an ordering prefix like Docusaurus does: ``01-module-ros`` -> ``module-ros``.
 
@@ -50,13 +76,13 @@ def docusaurus_url(
     """
     base = base_url.rstrip("/")
     pure = PurePosixPath(relative_path)
-    folder = [strip_number_prefix(p) for p in pure.parent.parts if p not in ("", ".")]
+    folder = _routes([strip_number_prefix(p) for p in pure.parent.parts if p not in ("", ".")], relative_path)
     if slug:
         slug = slug.strip()
         parts = slug.strip("/").split("/") if slug.startswith("/") else [*folder, *slug.strip("/").split("/")]
     else:
         # A folder's index page is served at the folder, whatever ``id`` it gives itself.
-        index = pure.stem.lower() in INDEX_STEMS
+        index = stands_for_folder(relative_path)
         stem = doc_id.strip() if doc_id and not index else strip_number_prefix(pure.stem)
         parts = folder if index else [*folder, stem]
     path = "/".join(quote(p) for p in parts if p)
@@ -83,7 +109,7 @@ def prettify_stem(relative_path: str) -> str:
     """
     pure = PurePosixPath(relative_path)
     stem = pure.stem
-    if stem.lower() in INDEX_STEMS and pure.parent.name:
+    if stands_for_folder(relative_path) and pure.parent.name:
         stem = pure.parent.name
     words = re.sub(r"[-_\s]+", " ", stem).strip()
     return " ".join(w[:1].upper() + w[1:] for w in words.split(" ")) or stem or "Untitled"

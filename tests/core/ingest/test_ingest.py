@@ -210,6 +210,10 @@ async def test_pages_all_in_one_folder_get_a_notice_about_their_addresses(tmp_pa
     assert await notices(tmp_path, None) == []  # file:// links name the files as they are
     inside = await notices(tmp_path / "docs", "https://site.dev")
     assert inside[0].startswith("every page is under guide/")
+    # Next.js serves app/docs/page.mdx at docs/: no folder to ingest instead.
+    (tmp_path / "site" / "app" / "docs").mkdir(parents=True)
+    (tmp_path / "site" / "app" / "docs" / "page.mdx").write_text("# Docs\n\nText.\n", encoding="utf-8")
+    assert await notices(tmp_path / "site", "https://site.dev") == []
     # A build folder is never read, and the run says so: an HTML export's pages may sit in one.
     (tmp_path / "docs" / "guide" / "build").mkdir()
     (tmp_path / "docs" / "guide" / "build" / "b.html").write_text("<p>built</p>", encoding="utf-8")

@@ -432,6 +432,11 @@ def test_html_document_hash_ignores_markup_noise() -> None:
         ("module-1/intro.md", "welcome", None, "https://book.dev/docs/module-1/welcome"),
         ("module-1/intro.md", None, "first", "https://book.dev/docs/module-1/first"),
         ("a b/c.md", None, None, "https://book.dev/docs/a%20b/c"),
+        # Next.js' App Router (Nextra 4): a page.mdx is its folder's route, app/ and (groups) left out.
+        ("app/guide/search/page.mdx", None, None, "https://book.dev/docs/guide/search"),
+        ("src/app/(docs)/blog/page.mdx", None, None, "https://book.dev/docs/blog"),
+        ("guide/search/page.mdx", None, None, "https://book.dev/docs/guide/search"),
+        ("components/page.md", None, None, "https://book.dev/docs/components/page"),  # no App Router page
     ],
 )
 def test_docusaurus_urls(relative: str, slug: str | None, doc_id: str | None, expected: str) -> None:
