@@ -21,9 +21,11 @@ from core.ingest.spans import outside_code_spans
 from core.ingest.text import decode_text
 
 #: ``import Name from './_partial.mdx'`` (a relative path to Markdown), or Mintlify's
-#: ``import Name from '/snippets/name.mdx'`` (from the docs' root).
+#: ``import Name from '/snippets/name.mdx'`` (from the docs' root), or through a bundler's alias
+#: (``@components/install.mdx``, ``@/components/install.mdx``: Nextra's sites).
 _IMPORT = re.compile(
-    r"""^import\s+(?P<name>[A-Z]\w*)\s+from\s+(['"])(?P<path>(?:\.{1,2})?/[^'"\n]+\.mdx?)\2;?[ \t]*$""", re.M)
+    r"""^import\s+(?P<name>[A-Z]\w*)\s+from\s+(['"])"""
+    r"""(?P<path>(?:\.{1,2}|[@~][\w-]*)?/[^'"\n]+\.mdx?)\2;?[ \t]*$""", re.M)
 #: What marks a Mintlify site's root: its ``snippets/`` folder holds partials, never pages.
 _MINTLIFY_CONFIGS = ("docs.json", "mint.json")
 #: A link's relative target (``](../guide.md#x)``), as the partial writes it (not a site path, ``/docs/x``,
@@ -75,9 +77,10 @@ def _partial_path(imported: str, *, page: Path, root: Path) -> Path:
     A root-relative import is looked for from the page's folder up to the folder ingested, so a
     site ingested from above its root (the repository, not its ``docs/``) finds it too.
     """
-    if not imported.startswith("/"):
+    if imported.startswith("."):
         return page.parent / imported
-    inside = imported.lstrip("/")
+    # An alias names a folder of the project (``@components`` -> ``components``), found as ``/snippets``.
+    inside = imported.lstrip("@~/") if imported[0] in "@~" else imported.lstrip("/")
     folders = [folder for folder in page.parents if folder.is_relative_to(root)]
     return next((folder / inside for folder in folders if (folder / inside).is_file()), root / inside)
 

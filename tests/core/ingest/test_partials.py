@@ -118,3 +118,14 @@ def test_a_mintlify_snippet_stands_where_imported_from_the_root_and_is_no_page(t
         assert blocks == ["Intro.", "Send with [the API](https://api.test/send) or [the guide](../send.md)."]
         assert [p.name for p in scan_folder(root).files] == ["slack.mdx"]
     assert not is_partial(tmp_path / "snippets" / "page.mdx")  # no Mintlify site: a page like any other
+
+
+def test_a_partial_imported_through_an_alias_stands_where_the_page_shows_it(tmp_path: Path) -> None:
+    (tmp_path / "components").mkdir()
+    (tmp_path / "app" / "docs" / "start").mkdir(parents=True)
+    (tmp_path / "components" / "install.mdx").write_text("Run `npm i nextra`.\n", encoding="utf-8")
+    page = tmp_path / "app" / "docs" / "start" / "page.mdx"
+    for alias in ("@components", "@/components", "~/components"):
+        page.write_text(f"import Install from '{alias}/install.mdx'\n\n# Start\n\n<Install />\n",
+                        encoding="utf-8")
+        assert load_file(page, root=tmp_path).sections[0].blocks == ["Run `npm i nextra`."]
