@@ -47,7 +47,10 @@ from core.ingest.spans import outside_code_spans
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_HEADING_ANCHOR = re.compile(r"\s*\{\s*#[\w.:-]+\s*\}\s*$")
+#: A heading's own id: ``{#install}`` (MkDocs, Docusaurus), ``[#install]`` (Nextra 4).
+_HEADING_ANCHOR = re.compile(r"\s*(?:\{\s*#[\w.:-]+\s*\}|\[#[\w.:-]+\])\s*$")
+#: rehype-pretty-code's language ending a code span (``search: false{:js}``): markup, not code.
+_SPAN_LANGUAGE = re.compile(r"(`[^`\n]+?)\{:[\w+#.-]{1,20}\}(`)")
 _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
 _IMPORT = re.compile(
     r"^import\s+(?:[\w*\s,]*\{[^}]*\}[\w\s,]*from\s+|[\w*\s,]+from\s+)?['\"][^'\"\n]+['\"];?[ \t]*$", re.M
@@ -247,13 +250,14 @@ def has_include_lines(text: str) -> bool:
 
 
 def has_inline_markup(text: str) -> bool:
-    """Whether ``text`` holds markup read as the site shows it since parser ``markup-1``.
+    """Whether ``text`` holds markup read as the site shows it since parser ``markup-1`` (or -2).
 
     Character references (``&mdash;``), ``<code>`` elements, comments, GitHub alerts
     (``> [!NOTE]``), footnotes and Docusaurus tabs were read as written before; so were link
-    definitions with the URL on the next line.
+    definitions with the URL on the next line, Nextra's heading ids (``[#id]``) and code spans'
+    languages (``{:js}``).
     """
-    return (any(sign in text for sign in ("<code>", "<!--", "[^", "<TabItem"))
+    return (any(sign in text for sign in ("<code>", "<!--", "[^", "<TabItem", "{:", "[#"))
             or _ALERT_LINE.search(text) is not None or ("&" in text and ENTITY.search(text) is not None))
 
 
@@ -286,6 +290,7 @@ def clean_prose(text: str) -> str:
     """
     text = drop_html_comments(text)
     text = _MDX_COMMENT.sub("", text)
+    text = _SPAN_LANGUAGE.sub(r"\1\2", text) if "{:" in text else text
     text = outside_code_spans(text, lambda prose: _ICON.sub("", prose)) if ":" in text else text
     text = _IMPORT.sub("", text)
     text = INCLUDE_LINE.sub("", text)

@@ -704,3 +704,11 @@ def test_an_mdx_comment_over_lines_hides_what_it_holds_code_included(tmp_path: P
     doc = load_file(page, root=tmp_path)
     assert [(s.headings, s.blocks) for s in doc.sections] == [
         (["Start"], ["Keep this.  And this.", "After.", "```mdx\n{/* shown in code\n```"])]
+
+
+def test_nextra_s_heading_ids_and_code_span_languages_are_markup(tmp_path: Path) -> None:
+    page = tmp_path / "search.mdx"
+    page.write_text("## Search options [#search-options]\n\nSet `search: false{:js}` to hide it.\n",
+                    encoding="utf-8")
+    [section] = load_file(page, root=tmp_path).sections
+    assert (section.headings, section.blocks) == (["Search options"], ["Set `search: false` to hide it."])
