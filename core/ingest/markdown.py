@@ -49,6 +49,7 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 #: A heading's own id: ``{#install}`` (MkDocs, Docusaurus), ``[#install]`` (Nextra 4).
 _HEADING_ANCHOR = re.compile(r"\s*(?:\{\s*#[\w.:-]+\s*\}|\[#[\w.:-]+\])\s*$")
+_NEXTRA_ID = re.compile(r"^ {0,3}#{1,6}[ \t].*\[#[\w.:-]+\][ \t]*$", re.M)
 #: rehype-pretty-code's language ending a code span (``search: false{:js}``): markup, not code.
 _SPAN_LANGUAGE = re.compile(r"(`[^`\n]+?)\{:[\w+#.-]{1,20}\}(`)")
 _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
@@ -257,7 +258,9 @@ def has_inline_markup(text: str) -> bool:
     definitions with the URL on the next line, Nextra's heading ids (``[#id]``) and code spans'
     languages (``{:js}``).
     """
-    return (any(sign in text for sign in ("<code>", "<!--", "[^", "<TabItem", "{:", "[#"))
+    return (any(sign in text for sign in ("<code>", "<!--", "[^", "<TabItem"))
+            or ("{:" in text and _SPAN_LANGUAGE.search(text) is not None)
+            or ("[#" in text and _NEXTRA_ID.search(text) is not None)
             or _ALERT_LINE.search(text) is not None or ("&" in text and ENTITY.search(text) is not None))
 
 
