@@ -13,8 +13,7 @@ from core.ingest.fences import Fences
 from core.ingest.inline import attribute
 
 __all__ = ["PART_MARK", "TAB_MARK", "callout_label", "closing_text", "field_ends", "field_text",
-           "for_readers", "has_component_titles", "is_inline", "opening_text", "tabs_named",
-           "without_comments"]
+           "for_readers", "has_component_titles", "is_inline", "opening_text", "tabs_named"]
 
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 TAB_MARK = "\x1e"
@@ -22,10 +21,10 @@ TAB_MARK = "\x1e"
 #: alone on its line, the part's end (after it, the section's text goes on).
 PART_MARK = "\x1d"
 #: A component read differently since: given a title (a card, a step) or a type (a field), a
-#: pane naming its tabs, a callout, one for agents, one inside a line of text (a badge), a comment.
+#: pane naming its tabs, a callout, one for agents, or one inside a line of text (a badge).
 _COMPONENT_TITLE = re.compile(
     r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type|label)\s*=\s*[\"']|<Tabs\s[^<>]*\bitems\s*="
-    r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt)\b|\S[ \t]*<[A-Z]|\{/\*")
+    r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt)\b|\S[ \t]*<[A-Z]")
 _SPACE = re.compile(r"[ \t\n]+")
 #: Components that are titled parts of a page, the headings inside them under their title:
 #: Mintlify's changelog entries (``<Update label="August 14, 2026">``).
@@ -150,32 +149,6 @@ def _named_tab(tag: re.Match[str], panes: list[list[str]]) -> str:
         return tag[0]
     shown = names.pop().replace('"', "'")
     return f'<{tag["name"]} title="{shown}"{tag["attributes"]}>'
-
-
-def without_comments(text: str) -> str:
-    """A page without its MDX comments running over lines (``{/*`` ... ``*/}``), code in them included.
-
-    Commenting a section out is how pages retire it; read line by line, a fence inside the comment
-    made its text a section of the page, answered from. One-line comments go with other markup.
-    """
-    if "{/*" not in text:
-        return text
-    out: list[str] = []
-    fences = Fences()
-    inside = False
-    for line in text.split("\n"):
-        if inside:
-            end = line.find("*/}")
-            if end != -1:
-                inside = False
-                out[-1] += line[end + 3:]
-            continue
-        start = -1 if fences.code(line) else line.find("{/*")
-        if start != -1 and line.find("*/}", start) == -1:
-            inside = True
-            line = line[:start]
-        out.append(line)
-    return "\n".join(out)
 
 
 def is_inline(text: str, start: int, end: int) -> bool:

@@ -39,6 +39,7 @@ from core.ingest.markdown import (
     is_code_block,
     parse_markdown,
 )
+from core.ingest.mdx import has_mdx_syntax
 from core.ingest.mkdocs import looks_like_mkdocs, mkdocs_to_markdown
 from core.ingest.myst import looks_like_myst, myst_to_markdown
 from core.ingest.notebook import read_notebook
@@ -76,6 +77,8 @@ MYST_PARSER = "myst-2"
 MKDOCS_PARSER = "mkdocs-3"  # -3: code annotation markers left out
 #: -4: code tags (``code-toggle``) hold code; tabs keep positional names; -5: tags inside prose as shown
 TEMPLATES_PARSER = "templates-5"
+#: Pages with MDX comments or ESM statements, which may run over lines holding fences (``core.ingest.mdx``).
+MDX_PARSER = "mdx-1"
 #: Mintlify pages, whose front matter's ``description`` the site shows under their title.
 DESCRIBED_PARSER = "described-1"
 #: API reference pages whose operation (front matter's ``openapi: "POST /x"``) was not read.
@@ -159,6 +162,7 @@ _MARKDOWN_READINGS: tuple[tuple[Callable[[str], bool], str], ...] = (
     (has_component_titles, COMPONENTS_PARSER),
     (has_filename_captions, FILENAME_PARSER),
     (has_untitled_notes, NOTES_PARSER),
+    (has_mdx_syntax, MDX_PARSER),
 )
 
 

@@ -29,7 +29,6 @@ from core.ingest.components import (
     is_inline,
     opening_text,
     tabs_named,
-    without_comments,
 )
 from core.ingest.document import Section, SectionBuilder
 from core.ingest.fences import fence_opening, split_fences
@@ -42,6 +41,7 @@ from core.ingest.inline import (
     plain_text,
     without_footnote_marks,
 )
+from core.ingest.mdx import without_comments, without_exports
 from core.ingest.reflinks import definitions, has_full_reference, inline_links
 from core.ingest.spans import outside_code_spans
 
@@ -126,7 +126,8 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
             indentation is JSX's).
     """
     builder = SectionBuilder()
-    text = tabs_named(for_readers(without_comments(text.replace("\r\n", "\n").replace("\r", "\n"))))
+    text = without_comments(text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = tabs_named(for_readers(text if indented_code else without_exports(text)))
     runs, indented = split_fences(text, indented_code)
     runs = _includes_dropped(runs)
     all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)
