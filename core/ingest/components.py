@@ -12,8 +12,20 @@ import re
 from core.ingest.fences import Fences
 from core.ingest.inline import attribute
 
-__all__ = ["PART_MARK", "TAB_MARK", "callout_label", "closing_text", "field_ends", "field_text",
-           "for_readers", "has_component_titles", "is_inline", "opening_text", "tabs_named"]
+__all__ = [
+    "PART_MARK",
+    "TAB_MARK",
+    "callout_label",
+    "closing_text",
+    "field_ends",
+    "field_text",
+    "file_trees",
+    "for_readers",
+    "has_component_titles",
+    "is_inline",
+    "opening_text",
+    "tabs_named",
+]
 
 #: Marks a Docusaurus tab's label in cleaned prose, so that the code block under it takes it as its title.
 TAB_MARK = "\x1e"
@@ -21,10 +33,11 @@ TAB_MARK = "\x1e"
 #: alone on its line, the part's end (after it, the section's text goes on).
 PART_MARK = "\x1d"
 #: A component read differently since: given a title (a card, a step) or a type (a field), a
-#: pane naming its tabs, a callout, one for agents, or one inside a line of text (a badge).
+#: pane naming its tabs, a callout, one for agents, a file tree, or one inside a line of text (a badge).
 _COMPONENT_TITLE = re.compile(
     r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type|label)\s*=\s*[\"']|<Tabs\s[^<>]*\bitems\s*="
-    r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt)\b|\S[ \t]*<[A-Z]")
+    r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt|FileTree|Files)\b"
+    r"|\S[ \t]*<[A-Z]")
 _SPACE = re.compile(r"[ \t\n]+")
 #: Components that are titled parts of a page, the headings inside them under their title:
 #: Mintlify's changelog entries (``<Update label="August 14, 2026">``).
@@ -39,6 +52,10 @@ _TAB_TAGS = re.compile(
 _ITEMS = re.compile(r"\bitems\s*=\s*\{\s*\[([^\]]*)\]")
 #: One name in a pane's ``items`` array.
 _ITEM = re.compile(r"""(["'`])((?:(?!\1)[^\n])+)\1""")
+#: A file tree's opening and closing lines, and one of its folders or files (``file_trees``).
+_TREE_OPENS = re.compile(r"^[ \t]*<(?:FileTree|Files)(?:\s[^<>]*)?>[ \t]*$")
+_TREE_CLOSES = re.compile(r"^[ \t]*</(?:FileTree|Files)>[ \t]*$")
+_TREE_ENTRY = re.compile(r"<(?P<close>/)?(?:FileTree\.)?(?P<kind>Folder|File)\b(?P<attributes>[^<>]*)>")
 #: The opening line of a block written for AI agents, not readers (``for_readers``).
 _AGENTS_ONLY = re.compile(
     r"^(?P<indent>[ \t]*)<(?P<name>Visibility(?=\s+for\s*=\s*[\"']agents[\"'])|Prompt)\b"
@@ -149,6 +166,41 @@ def _named_tab(tag: re.Match[str], panes: list[list[str]]) -> str:
         return tag[0]
     shown = names.pop().replace('"', "'")
     return f'<{tag["name"]} title="{shown}"{tag["attributes"]}>'
+
+
+def file_trees(text: str) -> str:
+    """A page with each file tree component drawn as the site draws it: a listing, one name a line.
+
+    Nextra's ``<FileTree>`` of ``<FileTree.Folder name="app">`` and ``<FileTree.File name=...>``
+    (Fumadocs' ``<Files>``, ``<Folder>``, ``<File>``): its names are attributes, so the tree was
+    left out whole, and "you should get the following structure:" introduced nothing.
+    """
+    if "<FileTree" not in text and "<Files" not in text:
+        return text
+    out: list[str] = []
+    fences = Fences()
+    tree: list[str] | None = None
+    depth = 0
+    for line in text.split("\n"):
+        if tree is None:
+            if not fences.code(line) and _TREE_OPENS.match(line):
+                tree, depth = [], 0
+            else:
+                out.append(line)
+            continue
+        if _TREE_CLOSES.match(line):
+            out.extend(["```text", *tree, "```"] if tree else [])
+            tree = None
+            continue
+        for tag in _TREE_ENTRY.finditer(line):
+            if tag["close"]:
+                depth = max(depth - 1, 0)
+            elif (name := attribute(tag["attributes"], "name")) is not None:
+                folder = tag["kind"] == "Folder"
+                tree.append(f"{'  ' * depth}{name}{'/' if folder and not name.endswith('/') else ''}")
+                if folder and not tag["attributes"].rstrip().endswith("/"):  # an empty folder closes itself
+                    depth += 1
+    return "\n".join(out if tree is None else [*out, *tree])
 
 
 def is_inline(text: str, start: int, end: int) -> bool:

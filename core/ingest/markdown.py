@@ -25,6 +25,7 @@ from core.ingest.components import (
     closing_text,
     field_ends,
     field_text,
+    file_trees,
     for_readers,
     is_inline,
     opening_text,
@@ -127,7 +128,7 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
     """
     builder = SectionBuilder()
     text = without_comments(text.replace("\r\n", "\n").replace("\r", "\n"))
-    text = tabs_named(for_readers(text if indented_code else without_exports(text)))
+    text = file_trees(tabs_named(for_readers(text if indented_code else without_exports(text))))
     runs, indented = split_fences(text, indented_code)
     runs = _includes_dropped(runs)
     all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)

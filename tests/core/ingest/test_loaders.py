@@ -712,3 +712,14 @@ def test_nextra_s_heading_ids_and_code_span_languages_are_markup(tmp_path: Path)
                     encoding="utf-8")
     [section] = load_file(page, root=tmp_path).sections
     assert (section.headings, section.blocks) == (["Search options"], ["Set `search: false` to hide it."])
+
+
+def test_a_file_tree_component_is_drawn_as_a_listing(tmp_path: Path) -> None:
+    page = tmp_path / "layout.mdx"
+    page.write_text('# Layout\n\nYou get:\n\n<FileTree>\n  <FileTree.Folder name="app" defaultOpen>\n'
+                    '    <FileTree.File name="layout.jsx" />\n    <FileTree.Folder name="empty" />\n'
+                    '  </FileTree.Folder>\n  <FileTree.File name="package.json" />\n</FileTree>\n\nDone.\n',
+                    encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert doc.sections[0].blocks == ["You get:", "```text\napp/\n  layout.jsx\n  empty/\npackage.json\n```",
+                                      "Done."]
