@@ -42,6 +42,8 @@ _SPACE = re.compile(r"[ \t\n]+")
 #: Components that are titled parts of a page, the headings inside them under their title:
 #: Mintlify's changelog entries (``<Update label="August 14, 2026">``).
 _TITLED_PARTS = frozenset({"Update"})
+#: Components whose title leads their text in ("Push your changes:"): steps and accordions.
+_LEADING_PARTS = frozenset({"Step", "Accordion"})
 #: Callouts named for their kind (Mintlify's ``<Warning>``), and those given one (``<Callout type="info">``).
 _CALLOUTS = frozenset({"Note", "Warning", "Tip", "Info", "Check", "Danger", "Caution", "Important"})
 _TYPED_CALLOUTS = frozenset({"Callout", "Aside", "Admonition"})
@@ -80,6 +82,8 @@ def opening_text(name: str, attributes: str) -> str | None:
         label = " ".join(next((value for value in shown if value), "").split())
         return f"\n\n{TAB_MARK}{label}\n\n" if label else "\n"
     card = _card_text(attributes, name=name) if name[0].isupper() else None
+    if card and name in _LEADING_PARTS and not card.endswith((".", ":", "?", "!")):
+        card += ":"  # a step's title leads its text in: quoted, or chunked, with it, never alone
     return f"\n\n{card}\n\n" if card else None
 
 
