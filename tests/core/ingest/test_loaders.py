@@ -610,7 +610,8 @@ def test_mintlify_s_callouts_parts_and_inline_components_read_as_the_site_shows_
         (["Setup"], ["Warning: Deleting a deployment cannot be undone.", "Note: Keep your key secret."]),
         (["Setup", "theme - required"], [
             "Click the  settings button.", "`cols` (number, default: 2): Columns.",
-            "Create a key:", "Go to settings.", "Export it:", "```bash\nexport KEY=1\n```"]),  # a title leads in
+            "Create a key:", "Go to settings.",  # a step's title leads its text in
+            "Export it:", "```bash\nexport KEY=1\n```"]),
         (["Setup", "Troubleshooting"], ["Error: permission denied:", "Run `sudo npm i -g mint`.",
                                         "Info: A typed callout."]),
         # A changelog entry's label heads its notes, and the headings inside it.
