@@ -177,24 +177,27 @@ def file_trees(text: str) -> str:
 
     Nextra's ``<FileTree>`` of ``<FileTree.Folder name="app">`` and ``<FileTree.File name=...>``
     (Fumadocs' ``<Files>``, ``<Folder>``, ``<File>``): its names are attributes, so the tree was
-    left out whole, and "you should get the following structure:" introduced nothing.
+    left out whole, and "you should get the following structure:" introduced nothing. A tree
+    naming nothing so (Starlight's wraps a Markdown list) is left as written.
     """
     if "<FileTree" not in text and "<Files" not in text:
         return text
     out: list[str] = []
     fences = Fences()
-    tree: list[str] | None = None
+    raw: list[str] | None = None  # the tree's lines as written: Starlight's holds a Markdown list
+    tree: list[str] = []
     depth = 0
     for line in text.split("\n"):
-        if tree is None:
+        if raw is None:
             if not fences.code(line) and _TREE_OPENS.match(line):
-                tree, depth = [], 0
+                raw, tree, depth = [line], [], 0
             else:
                 out.append(line)
             continue
+        raw.append(line)
         if _TREE_CLOSES.match(line):
-            out.extend(["```text", *tree, "```"] if tree else [])
-            tree = None
+            out.extend(["```text", *tree, "```"] if tree else raw)
+            raw = None
             continue
         for tag in _TREE_ENTRY.finditer(line):
             if tag["close"]:
@@ -204,7 +207,7 @@ def file_trees(text: str) -> str:
                 tree.append(f"{'  ' * depth}{name}{'/' if folder and not name.endswith('/') else ''}")
                 if folder and not tag["attributes"].rstrip().endswith("/"):  # an empty folder closes itself
                     depth += 1
-    return "\n".join(out if tree is None else [*out, *tree])
+    return "\n".join(out if raw is None else [*out, *raw])  # a tree never closed: as written
 
 
 def is_inline(text: str, start: int, end: int) -> bool:

@@ -724,3 +724,6 @@ def test_a_file_tree_component_is_drawn_as_a_listing(tmp_path: Path) -> None:
     doc = load_file(page, root=tmp_path)
     assert doc.sections[0].blocks == ["You get:", "```text\napp/\n  layout.jsx\n  empty/\npackage.json\n```",
                                       "Done."]
+    page.write_text("# Layout\n\n<FileTree>\n- src/\n  - **Header.astro**\n</FileTree>\n", encoding="utf-8")
+    # Starlight's tree is a Markdown list: read as it is.
+    assert load_file(page, root=tmp_path).sections[0].blocks == ["- src/\n  - **Header.astro**"]
