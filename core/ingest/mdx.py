@@ -15,6 +15,8 @@ __all__ = ["has_mdx_syntax", "without_comments", "without_exports"]
 
 #: A line opening an ESM statement: ``export const``, ``export function``, ``export default``.
 _EXPORT = re.compile(r"^export\s+(?:default\s+|const\s|let\s|var\s|function[\s*]|class\s|async\s|\{)", re.M)
+#: A line of ESM (an ``import``, or an ``export`` read as one before): a statement may follow it.
+_ESM = re.compile(r"^(?:import|export)\s")
 #: Lines an ESM statement may run over: past this, the page is read as it is.
 _MAX_STATEMENT_LINES = 400
 
@@ -63,7 +65,11 @@ def without_exports(text: str) -> str:
     fences = Fences()
     k = 0
     while k < len(lines):
-        end = None if fences.code(lines[k]) or not _EXPORT.match(lines[k]) else _statement_end(lines, k)
+        # A statement starts a block: a line of a paragraph, or of a component's attribute
+        # (``code={`...\nexport default $`}``), is no statement.
+        starts = k == 0 or not lines[k - 1].strip() or _ESM.match(lines[k - 1]) is not None
+        end = (None if fences.code(lines[k]) or not starts or not _EXPORT.match(lines[k])
+               else _statement_end(lines, k))
         if end is None:
             out.append(lines[k])
             k += 1

@@ -40,3 +40,6 @@ def test_an_export_over_blank_lines_and_fences_is_one_statement(tmp_path: Path) 
 def test_an_export_never_closed_or_shown_in_code_is_left_to_the_line_reading() -> None:
     text = "```js\nexport function a() {\n```\n\nexport const b = {\n\nText."
     assert without_exports(text) == text
+    # A line of a component's attribute is no statement (Nextra's <APIDocs code={`...`} />).
+    shown = "<APIDocs\n  code={`type $ = {}\nexport default $`}\n/>\n\n## Layouts\n\nText."
+    assert without_exports(shown) == shown
