@@ -46,18 +46,22 @@ _FENCE_MARKUP_RE = re.compile(
 #: A title after a fence's language is at most this many words ("Mixpanel with EU data residency").
 _TITLE_WORDS = 8
 #: Words a fence's info gives as switches, not as a title (Mintlify's ``wrap``, Nextra's ``copy`` and
-#: ``npm2yarn``, Docusaurus' ``showLineNumbers``, rustdoc's ``ignore``).
+#: ``npm2yarn``, Docusaurus' ``showLineNumbers`` and ``live``, MDN's ``hidden``, rustdoc's ``ignore``).
 _FENCE_FLAGS = frozenset(
     "lines wrap expandable copy nocopy no-copy showlinenumbers linenums numberlines twoslash collapse "
-    "ignore editable noplayground no_run should_panic compile_fail hidelines diff npm2yarn".split())
+    "ignore editable noplayground no_run should_panic compile_fail hidelines diff npm2yarn live noinline "
+    "hidden example-good example-bad".split())
+#: An info string longer than this holds no title worth reading (and is not read: answers stay fast).
+_MAX_INFO_CHARS = 200
 
 
 def _bare_title(info: str, language: str) -> str:
     """The title written after a fence's language as plain words (Mintlify's ```` ```bash npm ````)."""
-    if not language or not info.startswith(language):
+    if not language or not info.startswith(language) or len(info) > _MAX_INFO_CHARS:
         return ""
     words = _FENCE_MARKUP_RE.sub(" ", info[len(language):]).split()
     while words and words[-1].lower() in _FENCE_FLAGS:  # switches follow the title ("Example expandable")
         words.pop()
-    titled = 0 < len(words) <= _TITLE_WORDS and any(c.isalpha() for c in "".join(words))
+    # A title starts with a letter or a dot (``.env``): "$ npm i" is a prompt, not a title.
+    titled = 0 < len(words) <= _TITLE_WORDS and (words[0][:1].isalpha() or words[0][:1] == ".")
     return " ".join(words) if titled else ""

@@ -39,6 +39,8 @@ _COMPONENT_TITLE = re.compile(
     r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt|FileTree|Files)\b"
     r"|\S[ \t]*<[A-Z]")
 _SPACE = re.compile(r"[ \t\n]+")
+#: What starts a block at a line's start: a list item, a heading, a table, a quote, a fence.
+_BLOCK_START = re.compile(r"(?:[-*+][ \t]|\d+[.)][ \t]|`{3,}|~{3,}|\||#|>)")
 #: Components that are titled parts of a page, the headings inside them under their title:
 #: Mintlify's changelog entries (``<Update label="August 14, 2026">``).
 _TITLED_PARTS = frozenset({"Update"})
@@ -54,6 +56,8 @@ _TAB_TAGS = re.compile(
 _ITEMS = re.compile(r"\bitems\s*=\s*\{\s*\[([^\]]*)\]")
 #: One name in a pane's ``items`` array.
 _ITEM = re.compile(r"""(["'`])((?:(?!\1)[^\n])+)\1""")
+#: A file tree's listing is indented this deep at most (a tree 10,000 folders deep stays linear).
+_MAX_TREE_INDENT = 16
 #: A file tree's opening and closing lines, and one of its folders or files (``file_trees``).
 _TREE_OPENS = re.compile(r"^[ \t]*<(?:FileTree|Files)(?:\s[^<>]*)?>[ \t]*$")
 _TREE_CLOSES = re.compile(r"^[ \t]*</(?:FileTree|Files)>[ \t]*$")
@@ -100,13 +104,17 @@ def callout_label(name: str, attributes: str) -> str | None:
     return f"{kind.strip().capitalize()}:" if kind and kind.strip() else None
 
 
-def field_ends(text: str, end: int) -> tuple[str, int]:
-    """What follows a field's name, and where its text starts: on the same line, unless a block
-    (after a blank line) comes first."""
+def field_ends(text: str, end: int, *, attributes: str = "") -> tuple[str, int]:
+    """What follows a field's or a callout's lead, and where its text starts: on the same line,
+    unless the tag closes itself (it holds no text) or a block comes first (after a blank line,
+    or a list, heading, table, quote or code: "Note:" never opens a list's first item)."""
     space = _SPACE.match(text, end)
-    if space is None:
-        return " ", end
-    return ("\n\n", end) if "\n\n" in space[0] else (" ", space.end())
+    after = space.end() if space is not None else end
+    if attributes.rstrip().endswith("/") or (space is not None and "\n\n" in space[0]):
+        return "\n\n", end
+    if space is not None and "\n" in space[0] and _BLOCK_START.match(text, after):
+        return "\n\n", end
+    return " ", after
 
 
 def for_readers(text: str) -> str:
@@ -122,17 +130,24 @@ def for_readers(text: str) -> str:
     out: list[str] = []
     fences = Fences()
     closing: str | None = None
+    hidden: list[str] = []  # the block's lines, given back if it never closes
     for line in text.split("\n"):
         if closing is not None:
-            closing = None if line.strip() == closing else closing
+            hidden.append(line)
+            if (at := line.find(closing)) != -1:
+                out.append(line[at + len(closing):])  # what follows the closing tag stays
+                closing = None
             continue
-        hidden = None if fences.code(line) else _AGENTS_ONLY.match(line)
-        if hidden is not None:
-            closing = f"</{hidden['name']}>"
-            shown = attribute(hidden["attributes"], "description") if hidden["name"] == "Prompt" else None
-            out.append(f"{hidden['indent']}Prompt: {' '.join(shown.split())}" if shown else "")
+        found = None if fences.code(line) else _AGENTS_ONLY.match(line)
+        if found is None:
+            out.append(line)
             continue
-        out.append(line)
+        shown = attribute(found["attributes"], "description") if found["name"] == "Prompt" else None
+        out.append(f"{found['indent']}Prompt: {' '.join(shown.split())}" if shown else "")
+        if not found["attributes"].rstrip().endswith("/"):  # a tag closing itself holds nothing
+            closing, hidden = f"</{found['name']}>", [line]
+    if closing is not None:
+        out[-1:] = hidden
     return "\n".join(out)
 
 
@@ -204,7 +219,8 @@ def file_trees(text: str) -> str:
                 depth = max(depth - 1, 0)
             elif (name := attribute(tag["attributes"], "name")) is not None:
                 folder = tag["kind"] == "Folder"
-                tree.append(f"{'  ' * depth}{name}{'/' if folder and not name.endswith('/') else ''}")
+                indent = "  " * min(depth, _MAX_TREE_INDENT)
+                tree.append(f"{indent}{name}{'/' if folder and not name.endswith('/') else ''}")
                 if folder and not tag["attributes"].rstrip().endswith("/"):  # an empty folder closes itself
                     depth += 1
     return "\n".join(out if raw is None else [*out, *raw])  # a tree never closed: as written
@@ -214,12 +230,21 @@ def is_inline(text: str, start: int, end: int) -> bool:
     """Whether the tag at ``text[start:end]`` sits inside a line of text, as a badge or an icon does.
 
     Such a component (``<Badge>required</Badge>`` in a heading, ``Click the <Icon icon="gear" />
-    button``) broke the line: the heading was one no more, the sentence two paragraphs.
+    button``) broke the line: the heading was one no more, the sentence two paragraphs. Only the
+    characters next to the tag are read, so a long line of many tags stays linear.
     """
-    before = text[text.rfind("\n", 0, start) + 1 : start]
-    line_end = text.find("\n", end)
-    after = text[end : len(text) if line_end == -1 else line_end]
-    return bool(before.strip()) and (bool(after.strip()) or before.lstrip()[:1] == "#")
+    before = start - 1
+    while before >= 0 and text[before] in " \t":
+        before -= 1
+    if before < 0 or text[before] == "\n":
+        return False  # the tag opens its line
+    after = end
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    if after < len(text) and text[after] != "\n":
+        return True
+    line = text[text.rfind("\n", 0, start) + 1 : start]  # the tag ends its line: inside a heading?
+    return line.lstrip()[:1] == "#"
 
 
 def _card_text(attributes: str, *, name: str = "") -> str | None:

@@ -127,8 +127,9 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
             indentation is JSX's).
     """
     builder = SectionBuilder()
-    text = without_comments(text.replace("\r\n", "\n").replace("\r", "\n"))
-    text = file_trees(tabs_named(for_readers(text if indented_code else without_exports(text))))
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not indented_code:  # MDX's own syntax; in Markdown it is text, or code indented by four
+        text = file_trees(tabs_named(for_readers(without_exports(without_comments(text)))))
     runs, indented = split_fences(text, indented_code)
     runs = _includes_dropped(runs)
     all_prose = "\n".join("\n".join(lines) for is_code, lines in runs if not is_code)
@@ -312,7 +313,7 @@ def clean_prose(text: str) -> str:
             if line.startswith(prefix.rstrip()) and not said:
                 continue  # the kind and the alert's first paragraph are one
             quoted = None
-            if said and not _STARTS_BLOCK.match(said) and not fence_opening(said):
+            if said and not _STARTS_BLOCK.match(said) and not fence_opening(said) and said[0] != "|":
                 lines.append(f"{prefix}{kind} {said}")
                 continue
             lines.append(f"{prefix}{kind}")
@@ -412,7 +413,7 @@ def _strip_tags(text: str) -> str:
         elif name.lower() == "br":
             out.append(" ")
         elif not tag.group(1) and (lead := field_text(name, inner) or callout_label(name, inner)):
-            after, end = field_ends(text, end)  # a field's or a callout's text runs on from its lead
+            after, end = field_ends(text, end, attributes=inner)  # its text runs on from its lead
             out.append(f"\n\n{lead}{after}")
         elif (shown := closing_text(name) if tag.group(1) else opening_text(name, inner)) is not None:
             out.append(shown)

@@ -25,26 +25,38 @@ def without_comments(text: str) -> str:
     """A page without its MDX comments running over lines (``{/*`` ... ``*/}``), code in them included.
 
     Commenting a section out is how pages retire it; read line by line, a fence inside the comment
-    made its text a section of the page, answered from. One-line comments go with other markup.
+    made its text a section of the page, answered from. One-line comments go with other markup; a
+    ``{/*`` in a code span is shown, and one never closed hides nothing.
     """
     if "{/*" not in text:
         return text
     out: list[str] = []
     fences = Fences()
-    inside = False
+    hidden: list[str] | None = None  # the comment's lines, given back if it never closes
     for line in text.split("\n"):
-        if inside:
+        if hidden is not None:
+            hidden.append(line)
             end = line.find("*/}")
             if end != -1:
-                inside = False
                 out[-1] += line[end + 3:]
+                hidden = None
             continue
-        start = -1 if fences.code(line) else line.find("{/*")
+        start = -1 if fences.code(line) else _comment_start(line)
         if start != -1 and line.find("*/}", start) == -1:
-            inside = True
+            hidden = [line]
             line = line[:start]
         out.append(line)
+    if hidden is not None:
+        out[-1:] = hidden
     return "\n".join(out)
+
+
+def _comment_start(line: str) -> int:
+    """Where a comment opens in a line of prose, not in a code span (``Start one with `{/*`.``), or -1."""
+    start = line.find("{/*")
+    while start != -1 and line.count("`", 0, start) % 2:
+        start = line.find("{/*", start + 3)
+    return start
 
 
 def has_mdx_syntax(text: str) -> bool:
@@ -73,14 +85,17 @@ def without_exports(text: str) -> str:
         if end is None:
             out.append(lines[k])
             k += 1
+        elif end < 0:  # never closed: the rest is left to the line-by-line reading, scanned once
+            out.extend(lines[k:])
+            break
         else:
             out.append("")
             k = end + 1
     return "\n".join(out)
 
 
-def _statement_end(lines: list[str], start: int) -> int | None:
-    """The last line of the statement opening ``lines[start]``, or None when it never closes."""
+def _statement_end(lines: list[str], start: int) -> int:
+    """The last line of the statement opening ``lines[start]``, or -1 when it never closes."""
     depth, quote = 0, ""
     for k in range(start, min(len(lines), start + _MAX_STATEMENT_LINES)):
         escaped = False
@@ -101,4 +116,4 @@ def _statement_end(lines: list[str], start: int) -> int | None:
             quote = ""
         if depth <= 0 and not quote:
             return k
-    return None
+    return -1

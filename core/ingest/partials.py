@@ -81,8 +81,11 @@ def _partial_path(imported: str, *, page: Path, root: Path) -> Path:
         return page.parent / imported
     # An alias names a folder of the project (``@components`` -> ``components``), found as ``/snippets``.
     inside = imported.lstrip("@~/") if imported[0] in "@~" else imported.lstrip("/")
+    # ... or the site's root (Docusaurus' ``@site/docs/_x.mdx``).
+    tried = [inside, inside.split("/", 1)[-1]] if imported[0] in "@~" else [inside]
     folders = [folder for folder in page.parents if folder.is_relative_to(root)]
-    return next((folder / inside for folder in folders if (folder / inside).is_file()), root / inside)
+    found = (folder / path for path in tried for folder in folders if (folder / path).is_file())
+    return next(found, root / inside)
 
 
 def with_partials(text: str, *, path: Path, root: Path, read: Callable[[Path], bytes], depth: int = 0) -> str:
@@ -110,7 +113,7 @@ def with_partials(text: str, *, path: Path, root: Path, read: Callable[[Path], b
         return text
     names = "|".join(map(re.escape, bodies))
     # Mintlify passes a snippet props (``<Snippet word="x" />``); what it does with them is left out.
-    usage = re.compile(rf"^[ \t]*<(?P<name>{names})(?:\s[^<>]*)?\s*(?:/>|>\s*</(?P=name)>)[ \t]*$")
+    usage = re.compile(rf"^[ \t]*<(?P<name>{names})(?:\s[^<>]*?)?(?:/>|>[ \t]*</(?P=name)>)[ \t]*$")
     lines = text.split("\n")
     fences = Fences()
     for k, line in enumerate(lines):

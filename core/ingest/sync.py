@@ -45,7 +45,7 @@ from core.ingest.loaders import MAX_FILE_BYTES, TEXT_SUFFIXES, is_supported, loa
 from core.ingest.options import IngestOptions, check_removal
 from core.ingest.sphinx_targets import SphinxTargets, sphinx_targets
 from core.ingest.toc import book_titles
-from core.ingest.urls import served_parts
+from core.ingest.urls import is_route_page, served_parts
 from core.ingest.walk import IGNORE_FILES, FolderScan, describe_left_out, file_kind, scan_folder
 from core.models import DocumentChunk, EmbeddingResponse, IngestSummary, SparseVector
 from core.protocols import DocumentState, Embedder, VectorStore
@@ -174,7 +174,7 @@ def _address_notices(root: Path, files: list[Path], base_url: str | None) -> lis
     where the site (MkDocs' ``docs_dir``) serves ``{base}/guide``.
     """
     # The parts its address carries: Next.js' ``app/docs/page.mdx`` is served at ``docs``.
-    pages = [served_parts(file.relative_to(root).as_posix())
+    pages = [served_parts(file.relative_to(root).as_posix(), route=is_route_page(file.resolve()))
              for file in files if file.suffix.lower() not in TEXT_SUFFIXES]
     if base_url is None or not pages:
         return []  # a plain text file (SOURCE.txt, NOTES.txt) beside the folder is no page of the site

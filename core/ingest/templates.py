@@ -45,6 +45,8 @@ _REF = re.compile(r"""\{\{[<%][ \t]*(?:rel)?ref[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|
 #: A Hugo tag inside a line (not an escaped one, ``{{</* x */>}}``, which shows the tag).
 _INLINE_TAG = re.compile(
     r"\{\{[<%](?!/\*)[ \t]*(?P<close>/)?[ \t]*(?P<name>[\w.-]+)(?P<args>[^{}\n]*?)[>%]\}\}")
+#: Hugo's own tags embedding a video or a post by its id: a picture, no words.
+_EMBEDS = frozenset({"youtube", "vimeo", "gist", "tweet", "x", "instagram"})
 #: Docsy's ``text=true``: the tab (or every tab of the pane) holds text, whatever its ``lang``.
 _TEXT = re.compile(r"""\btext\s*=\s*["']?true\b""")
 #: Hugo's escaped tag, which its docs use to show one: ``{{</* name */>}}`` and ``{{%/* name */%}}``.
@@ -233,9 +235,12 @@ def _inline_tags(prose: str) -> str:
 
 
 def _shown_inline(tag: re.Match[str], *, pairs: set[str]) -> str:
-    if tag["close"] or tag["name"].lower() in pairs:
-        return ""
     args = (tag["args"] or "").rstrip().removesuffix("/")  # ``{{< new-in 0.144.0 />}}`` closes itself
+    if tag["close"] or tag["name"].lower() in pairs:  # a pair's words stay, after its title if any
+        title = None if tag["close"] else attribute(args, "title")
+        return f"{' '.join(title.split())}: " if title and title.strip() else ""
+    if tag["name"].lower() in _EMBEDS:
+        return ""
     if tag["name"] == "param":  # Hugo's own: a value of the site's settings, which the page cannot say
         key = " ".join(_positional(args))
         return f"`<{key}>`" if key else ""  # a code span keeps the <>

@@ -4,7 +4,7 @@ URLs (``.rst`` pages) and titles."""
 from __future__ import annotations
 
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
@@ -20,28 +20,29 @@ _NO_PREFIX = re.compile(r"^\d+[-_.]\d")
 
 def stands_for_folder(relative_path: str) -> bool:
     """Whether a file is its folder's page: ``index.md``, ``README.md``, Hugo's ``_index.md``, or
-    Next.js' ``page.mdx`` (Nextra 4's App Router serves ``app/docs/search/page.mdx`` at ``/docs/search``)."""
+    a Next.js route's ``page.mdx`` (``is_route_page``)."""
     pure = PurePosixPath(relative_path)
-    stem = pure.stem.lower()
-    return stem in INDEX_STEMS or (stem == "page" and pure.suffix.lower() == ".mdx")
+    return pure.stem.lower() in INDEX_STEMS or is_route_page(pure)
 
 
-def _routes(folder: list[str], relative_path: str) -> list[str]:
-    """The folders of a Next.js ``page.mdx`` as its route: without ``app/`` (or ``src/app/``) and
+def is_route_page(path: PurePath) -> bool:
+    """Whether a file is a page of Next.js' App Router (Nextra 4): ``page.mdx`` under an ``app/`` folder,
+    served at its folder's route (``app/docs/search/page.mdx`` at ``/docs/search``)."""
+    return path.name.lower() == "page.mdx" and "app" in path.parent.parts
+
+
+def _routes(folder: list[str]) -> list[str]:
+    """A route page's folders as its address: without ``app/`` (and what holds it, ``src/``) and
     the route groups (``(docs)``) the URL leaves out."""
-    if not (PurePosixPath(relative_path).stem.lower() == "page" and stands_for_folder(relative_path)):
-        return folder
     if "app" in folder:
         folder = folder[folder.index("app") + 1:]
     return [part for part in folder if not (part.startswith("(") and part.endswith(")"))]
 
 
-def served_parts(relative_path: str) -> tuple[str, ...]:
-    """A page's path as far as its address carries it: a Next.js ``page.mdx`` by its route."""
+def served_parts(relative_path: str, *, route: bool = False) -> tuple[str, ...]:
+    """A page's path as far as its address carries it: a route page (``route``) by its route."""
     pure = PurePosixPath(relative_path)
-    if pure.stem.lower() == "page" and stands_for_folder(relative_path):
-        return (*_routes(list(pure.parent.parts), relative_path), pure.name)
-    return pure.parts
+    return (*_routes(list(pure.parent.parts)), pure.name) if route else pure.parts
 
 
 def strip_number_prefix(name: str) -> str:
@@ -55,7 +56,8 @@ def strip_number_prefix(name: str) -> str:
 
 
 def docusaurus_url(
-    relative_path: str, *, base_url: str, slug: str | None = None, doc_id: str | None = None
+    relative_path: str, *, base_url: str, slug: str | None = None, doc_id: str | None = None,
+    route: bool = False,
 ) -> str:
     """Map a docs file to its published URL the way Docusaurus does.
 
@@ -70,19 +72,22 @@ def docusaurus_url(
         base_url: the docs' base URL (a trailing slash is ignored).
         slug: front matter ``slug``, if any.
         doc_id: front matter ``id``, if any.
+        route: the file is a Next.js route's page (``is_route_page``, read off its whole path: the
+            ``app/`` folder may be the one ingested).
 
     Returns:
         The page URL, percent-encoded.
     """
     base = base_url.rstrip("/")
     pure = PurePosixPath(relative_path)
-    folder = _routes([strip_number_prefix(p) for p in pure.parent.parts if p not in ("", ".")], relative_path)
+    folder = [strip_number_prefix(p) for p in pure.parent.parts if p not in ("", ".")]
+    folder = _routes(folder) if route else folder
     if slug:
         slug = slug.strip()
         parts = slug.strip("/").split("/") if slug.startswith("/") else [*folder, *slug.strip("/").split("/")]
     else:
         # A folder's index page is served at the folder, whatever ``id`` it gives itself.
-        index = stands_for_folder(relative_path)
+        index = route or pure.stem.lower() in INDEX_STEMS
         stem = doc_id.strip() if doc_id and not index else strip_number_prefix(pure.stem)
         parts = folder if index else [*folder, stem]
     path = "/".join(quote(p) for p in parts if p)
@@ -110,7 +115,8 @@ def prettify_stem(relative_path: str) -> str:
     pure = PurePosixPath(relative_path)
     stem = pure.stem
     if stands_for_folder(relative_path) and pure.parent.name:
-        stem = pure.parent.name
+        routed = _routes(list(pure.parent.parts)) if is_route_page(pure) else [pure.parent.name]
+        stem = routed[-1] if routed else stem
     words = re.sub(r"[-_\s]+", " ", stem).strip()
     return " ".join(w[:1].upper() + w[1:] for w in words.split(" ")) or stem or "Untitled"
 
@@ -126,4 +132,5 @@ def document_url(path: Path, relative: str, *, base_url: str | None, front_matte
         base_url=base_url,
         slug=text_value(front_matter.get("slug")) or None,
         doc_id=text_value(front_matter.get("id")) or None,
+        route=is_route_page(path.resolve()),
     )

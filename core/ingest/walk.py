@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 from collections import Counter
 from dataclasses import dataclass, field
@@ -161,7 +162,18 @@ def _ignore_file(folder: Path) -> list[_Ignore]:
                 lines.extend((folder / name).read_text(encoding="utf-8", errors="replace").splitlines())
         except OSError:
             continue  # none there, or not readable: nothing is left out by it
-    return [_Ignore(folder, pathspec.GitIgnoreSpec.from_lines(lines))] if lines else []
+    patterns = [line for line in lines if _is_pattern(line, folder)]
+    return [_Ignore(folder, pathspec.GitIgnoreSpec.from_lines(patterns))] if patterns else []
+
+
+def _is_pattern(line: str, folder: Path) -> bool:
+    """Whether a line of an ignore file is a pattern ``pathspec`` reads; a bad one is named and skipped."""
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error) as exc:  # git ignores such a line too ("!", "foo\\", "[z-a].md")
+        log.warning("%s: an ignore file's line %r is no pattern, skipped: %s", folder, line, exc)
+        return False
+    return True
 
 
 def _is_ignored(path: Path, is_dir: bool, ignores: tuple[_Ignore, ...]) -> bool:

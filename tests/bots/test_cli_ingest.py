@@ -96,7 +96,7 @@ def test_ignore_files_leave_out_what_they_name_and_the_summary_says_so(
         (docs / name).parent.mkdir(parents=True, exist_ok=True)
         (docs / name).write_text(f"# {name}\n\nText about rotating keys in {name}.\n", encoding="utf-8")
     (docs / ".mintignore").write_text("# not published\nagent-context/\n*.draft.md\n", encoding="utf-8")
-    (docs / "api" / ".ragbotignore").write_text("internal.md\n", encoding="utf-8")
+    (docs / "api" / ".ragbotignore").write_text("!\n[z-a].md\ninternal.md\n", encoding="utf-8")  # 2 bad lines
     code, out, err = run(capsys, "ingest", str(docs), "--no-progress")
     assert code == 0 and out.startswith("2 files"), (out, err)
     assert ("note: 3 left out as .ragbotignore or .mintignore says: agent-context/, notes.draft.md, "

@@ -775,6 +775,9 @@ def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
     ("```json Mixpanel with EU data residency", "Mixpanel with EU data residency:\n```json"),
     ('```js filename="next.config.mjs" {4} copy', "next.config.mjs:\n```js"),  # Nextra's file name
     ("```sh npm2yarn", "```sh"),
+    ("```jsx live noInline", "```jsx"),  # Docusaurus' and MDN's switches are no titles
+    ("```css hidden", "```css"),
+    ("```console $ npm i", "```console"),
 ])
 def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown: str) -> None:
     body = "" if fence.endswith("```") and fence.count("```") == 2 else "\nx = 1\n```"

@@ -61,13 +61,14 @@ def test_alerts_tabs_and_footnotes_read_as_the_site_shows_them() -> None:
     read = blocks(
         "> [!NOTE]\n> Back up first.\n\n> [!tip]- Install tip\n> Use the extended edition.\n\n"
         "> [!WARNING]\n>\n> Upgrading deletes the cache.\n\n"
+        "> [!NOTE]\n> | a | b |\n> |---|---|\n> | 1 | 2 |\n\n"
         "<Tabs>\n<TabItem value=\"npm\">\n\n```bash\nnpm i\n```\n\n</TabItem>\n</Tabs>\n\n"
         "No flashes ([FOUC][]) when pages load.[^fouc]\n\n[^fouc]: Also called a flash.\n\n"
         "[FOUC]:\n  https://en.wikipedia.org/wiki/FOUC\n")
     assert read == [
         # An untitled alert's kind and its first paragraph are one, as the site shows them.
         "> Note: Back up first.", "> Install tip\n>\n> Use the extended edition.",
-        "> Warning: Upgrading deletes the cache.",
+        "> Warning: Upgrading deletes the cache.", "> Note:\n> | a | b |\n> |---|---|\n> | 1 | 2 |",
         "```bash title=\"npm\"\nnpm i\n```",
         "No flashes ([FOUC](https://en.wikipedia.org/wiki/FOUC)) when pages load.", "Also called a flash."]
 

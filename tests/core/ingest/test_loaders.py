@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -12,7 +12,7 @@ from core.ingest.front_matter import parse_front_matter
 from core.ingest.html import html_document, parse_html
 from core.ingest.loaders import is_supported, load_file
 from core.ingest.markdown import clean_prose, parse_markdown
-from core.ingest.urls import docusaurus_url, prettify_stem
+from core.ingest.urls import docusaurus_url, is_route_page, prettify_stem
 
 MDX_PAGE = """---
 title: "Nodes and Topics"  # shown in the browser tab
@@ -435,12 +435,14 @@ def test_html_document_hash_ignores_markup_noise() -> None:
         # Next.js' App Router (Nextra 4): a page.mdx is its folder's route, app/ and (groups) left out.
         ("app/guide/search/page.mdx", None, None, "https://book.dev/docs/guide/search"),
         ("src/app/(docs)/blog/page.mdx", None, None, "https://book.dev/docs/blog"),
-        ("guide/search/page.mdx", None, None, "https://book.dev/docs/guide/search"),
-        ("components/page.md", None, None, "https://book.dev/docs/components/page"),  # no App Router page
+        ("guide/search/page.mdx", None, None, "https://book.dev/docs/guide/search/page"),  # no app/: a page
+        ("components/page.md", None, None, "https://book.dev/docs/components/page"),
     ],
 )
 def test_docusaurus_urls(relative: str, slug: str | None, doc_id: str | None, expected: str) -> None:
-    assert docusaurus_url(relative, base_url="https://book.dev/docs/", slug=slug, doc_id=doc_id) == expected
+    route = is_route_page(PurePosixPath(relative))
+    assert docusaurus_url(relative, base_url="https://book.dev/docs/", slug=slug, doc_id=doc_id,
+                          route=route) == expected
 
 
 def test_without_base_url_links_are_file_uris(tmp_path: Path) -> None:
@@ -561,6 +563,11 @@ MINTLIFY_PAGE = """# Setup
 Click the <Icon icon="gear" /> settings button.
 
 <ResponseField name="cols" type="number" default={2}>Columns.</ResponseField>
+<ParamField query="limit" type="number" />
+
+<Note>
+- a list after a lead
+</Note>
 
 <Steps>
   <Step title="Create a key">
@@ -610,6 +617,7 @@ def test_mintlify_s_callouts_parts_and_inline_components_read_as_the_site_shows_
         (["Setup"], ["Warning: Deleting a deployment cannot be undone.", "Note: Keep your key secret."]),
         (["Setup", "theme - required"], [
             "Click the  settings button.", "`cols` (number, default: 2): Columns.",
+            "`limit` (query, number):", "Note:", "- a list after a lead",  # no text, or a block: apart
             "Create a key:", "Go to settings.",  # a step's title leads its text in
             "Export it:", "```bash\nexport KEY=1\n```"]),
         (["Setup", "Troubleshooting"], ["Error: permission denied:", "Run `sudo npm i -g mint`.",

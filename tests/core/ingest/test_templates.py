@@ -86,6 +86,8 @@ def test_block_tags_become_labelled_prose(tags: str, markdown: str) -> None:
     ('Upgrade to {{% latest-version long="true" %}} now.', "Upgrade to  now."),  # nothing it says to show
     ("Docsy {{% param tdVersion.latest %}} needs Hugo {{< new-in 0.144.0 />}}.",
      "Docsy `<tdVersion.latest>` needs Hugo 0.144.0."),
+    ("Watch {{< youtube w7Ft2ymGmfc >}} and {{% alert title=\"Warning\" %}}be careful{{% /alert %}}.",
+     "Watch  and Warning: be careful."),  # an embed's id is no word; a pair's title leads its words
     # An escaped tag shows the syntax; code keeps it as written.
     ("Shows {{</* param x */>}} as the tag.", "Shows {{< param x >}} as the tag."),
     ("```\nv={{% latest-version %}}\n```", "```\nv={{% latest-version %}}\n```"),
