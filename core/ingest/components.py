@@ -62,6 +62,9 @@ _MAX_TREE_INDENT = 16
 _TREE_OPENS = re.compile(r"^[ \t]*<(?:FileTree|Files)(?:\s[^<>]*)?>[ \t]*$")
 _TREE_CLOSES = re.compile(r"^[ \t]*</(?:FileTree|Files)>[ \t]*$")
 _TREE_ENTRY = re.compile(r"<(?P<close>/)?(?:FileTree\.)?(?P<kind>Folder|File)\b(?P<attributes>[^<>]*)>")
+#: An agents' block's opening tag left open at its line's end, and how many lines it may run over.
+_OPENS_OVER_LINES = re.compile(r"^[ \t]*<(?:Visibility|Prompt)\b[^<>]*$")
+_MAX_TAG_LINES = 20
 #: The opening line of a block written for AI agents, not readers (``for_readers``).
 _AGENTS_ONLY = re.compile(
     r"^(?P<indent>[ \t]*)<(?P<name>Visibility(?=\s+for\s*=\s*[\"']agents[\"'])|Prompt)\b"
@@ -131,7 +134,7 @@ def for_readers(text: str) -> str:
     fences = Fences()
     closing: str | None = None
     hidden: list[str] = []  # the block's lines, given back if it never closes
-    for line in text.split("\n"):
+    for line in _tags_joined(text.split("\n")):
         if closing is not None:
             hidden.append(line)
             if (at := line.find(closing)) != -1:
@@ -149,6 +152,24 @@ def for_readers(text: str) -> str:
     if closing is not None:
         out[-1:] = hidden
     return "\n".join(out)
+
+
+def _tags_joined(lines: list[str]) -> list[str]:
+    """The lines, with an agents' block's opening tag written over lines (``<Prompt`` then one
+    attribute a line, as Mintlify's docs write it) on one line."""
+    out: list[str] = []
+    fences = Fences()
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        k += 1
+        if not fences.code(line) and _OPENS_OVER_LINES.match(line):
+            end = next((j for j in range(k, min(k + _MAX_TAG_LINES, len(lines))) if ">" in lines[j]), None)
+            if end is not None and not any(not row.strip() for row in lines[k:end]):
+                line = " ".join([line.rstrip(), *(row.strip() for row in lines[k:end + 1])])
+                k = end + 1
+        out.append(line)
+    return out
 
 
 def tabs_named(text: str) -> str:

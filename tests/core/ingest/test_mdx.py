@@ -65,6 +65,13 @@ def test_text_for_agents_ends_where_its_tag_closes_whatever_shares_the_line(tmp_
         "Intro.", "Prompt: Set up the CLI", "Run npm i.", "never closed"]
 
 
+def test_a_prompt_s_opening_tag_over_lines_is_one_tag(tmp_path: Path) -> None:
+    text = ('# P\n\n<Prompt\n  description="Install the CLI."\n  actions={["copy"]}\n>\nInstall it so I can '
+            'preview.\n</Prompt>\n\nAfter.\n\n```mdx\n<Prompt\n  description="shown"\n>\n```\n')
+    assert _blocks(tmp_path, "p.mdx", text) == ["Prompt: Install the CLI.", "After.",
+                                                '```mdx\n<Prompt\n  description="shown"\n>\n```']
+
+
 def test_mdx_syntax_in_a_markdown_page_s_indented_code_is_code(tmp_path: Path) -> None:
     text = ("# P\n\nTo hide text from readers, write:\n\n    <Visibility for=\"agents\">\n    Only agents.\n"
             "    </Visibility>\n")
