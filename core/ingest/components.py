@@ -1,8 +1,12 @@
-"""MDX components: what a JSX component's opening tag shows in place of itself.
+"""MDX components read as their site shows them.
 
-A card, an aside or a step shows its ``title``; a tab its label, which titles the code under it;
-a reference entry's field (Mintlify's ``<ParamField query="limit" type="number">``) its name,
-type and default, run on into its text. Everything else a tag says is for the site, not the reader.
+Tag by tag (``core.ingest.markdown`` strips the tags): a card, an aside or a step shows its
+``title``; a tab its label, which titles the code under it; a callout its kind; a reference
+entry's field (Mintlify's ``<ParamField query="limit" type="number">``) its name, type and
+default, run on into its text. Page by page, before the page is split at its fences: what is
+written for AI agents only is left out (``for_readers``), Nextra's tabs take their pane's names
+(``tabs_named``), and a file tree is drawn as a listing (``file_trees``). Everything else a tag
+says is for the site, not the reader.
 """
 
 from __future__ import annotations
@@ -299,10 +303,10 @@ def field_text(component: str, attributes: str) -> str | None:
     if not component[0].isupper():
         return None
     kind = attribute(attributes, "type")
-    name = next((value for key in _FIELD_NAMES if (value := attribute(attributes, key))), None)
-    if not kind or not name or not name.strip() or "`" in name:
+    named = ((key, value) for key in _FIELD_NAMES if (value := attribute(attributes, key)))
+    key, name = next(named, ("", ""))
+    if not kind or not name.strip() or "`" in name:
         return None
-    key = next(key for key in _FIELD_NAMES if attribute(attributes, key))
     # Where a request's value goes; "path" is left out, as docs use it for a setting's path too.
     notes = [" ".join(kind.split()) if key in ("name", "path") else f"{key}, {' '.join(kind.split())}"]
     default = attribute(attributes, "default")
