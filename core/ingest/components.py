@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from core.ingest.fences import Fences
+from core.ingest.fences import Fences, tag_end_line
 from core.ingest.inline import attribute
 
 __all__ = [
@@ -66,9 +66,9 @@ _MAX_TREE_INDENT = 16
 _TREE_OPENS = re.compile(r"^[ \t]*<(?:FileTree|Files)(?:\s[^<>]*)?>[ \t]*$")
 _TREE_CLOSES = re.compile(r"^[ \t]*</(?:FileTree|Files)>[ \t]*$")
 _TREE_ENTRY = re.compile(r"<(?P<close>/)?(?:FileTree\.)?(?P<kind>Folder|File)\b(?P<attributes>[^<>]*)>")
-#: An agents' block's opening tag left open at its line's end, and how many lines it may run over.
+#: An agents' block's opening tag left open at its line's end, and the line ending it.
 _OPENS_OVER_LINES = re.compile(r"^[ \t]*<(?:Visibility|Prompt)\b[^<>]*$")
-_MAX_TAG_LINES = 20
+_TAG_END = re.compile(">")
 #: The opening line of a block written for AI agents, not readers (``for_readers``).
 _AGENTS_ONLY = re.compile(
     r"^(?P<indent>[ \t]*)<(?P<name>Visibility(?=\s+for\s*=\s*[\"']agents[\"'])|Prompt)\b"
@@ -168,8 +168,8 @@ def _tags_joined(lines: list[str]) -> list[str]:
         line = lines[k]
         k += 1
         if not fences.code(line) and _OPENS_OVER_LINES.match(line):
-            end = next((j for j in range(k, min(k + _MAX_TAG_LINES, len(lines))) if ">" in lines[j]), None)
-            if end is not None and not any(not row.strip() for row in lines[k:end]):
+            end = tag_end_line(lines, k, ends=_TAG_END, opens="<")
+            if end is not None:
                 line = " ".join([line.rstrip(), *(row.strip() for row in lines[k:end + 1])])
                 k = end + 1
         out.append(line)

@@ -28,6 +28,25 @@ def fence_opening(line: str) -> str | None:
     return opener.group("fence") if opener else None
 
 
+#: A tag written over lines (one attribute a line) runs over this many at most.
+MAX_TAG_LINES = 20
+
+
+def tag_end_line(lines: list[str], start: int, *, ends: re.Pattern[str], opens: str) -> int | None:
+    """The line ending a tag whose opening line is the one before ``start``, or None.
+
+    It is within ``MAX_TAG_LINES`` and before any blank line, fence or line holding ``opens``
+    (another tag's start): a tag is never written across them, and prose or code after one is no
+    argument of the tag. Hugo's shortcodes and MDX's components are written so.
+    """
+    for j in range(start, min(start + MAX_TAG_LINES, len(lines))):
+        if not lines[j].strip() or fence_opening(lines[j]) or opens in lines[j]:
+            return None  # a blank line, a fence or another tag: this one was never closed
+        if ends.search(lines[j]):
+            return j
+    return None
+
+
 def closes_fence(line: str, fence: str) -> bool:
     """Whether ``line`` closes a block opened by ``fence``: the same character, at least as many."""
     return re.fullmatch(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line) is not None

@@ -21,7 +21,7 @@ import textwrap
 from collections.abc import Sequence
 
 from core.ingest.document import with_lead
-from core.ingest.fences import Fences, fence_opening
+from core.ingest.fences import Fences, fence_opening, tag_end_line
 from core.ingest.inline import attribute
 from core.ingest.markdown import titled_fence
 from core.ingest.spans import outside_code_spans
@@ -51,10 +51,9 @@ _EMBEDS = frozenset({"youtube", "vimeo", "gist", "tweet", "x", "instagram"})
 _TEXT = re.compile(r"""\btext\s*=\s*["']?true\b""")
 #: Hugo's escaped tag, which its docs use to show one: ``{{</* name */>}}`` and ``{{%/* name */%}}``.
 _ESCAPED = re.compile(r"(\{\{[<%])/\*|\*/([>%]\}\})")
-#: A Hugo tag opening a line, and the end of one: a tag may run over lines, up to ``_MAX_TAG_LINES``.
+#: A Hugo tag opening a line, and the end of one: a tag may run over lines (``tag_end_line``).
 _TAG_OPENS = re.compile(r"^[ \t]*\{\{[<%][ \t]*[\w/.-]")
 _TAG_ENDS = re.compile(r"[>%]\}\}")
-_MAX_TAG_LINES = 20
 #: Tags whose content the site never shows (Docsy's ``{{< comment >}}``).
 _HIDDEN = frozenset({"comment"})
 #: A site's own tags showing code, named so: ``{{< code >}}``, ``{{< code-toggle >}}``, ``{{< codeblock >}}``.
@@ -202,7 +201,7 @@ def _own_lines(lines: list[str]) -> list[str]:
             continue
         if _TAG_OPENS.match(line) and not _TAG_ENDS.search(line):
             # A tag written over several lines (one argument a line) is one tag.
-            end = _tag_end_line(lines, k)
+            end = tag_end_line(lines, k, ends=_TAG_ENDS, opens="{{")
             if end is not None:
                 line = " ".join([line.rstrip(), *(part.strip() for part in lines[k:end + 1])])
                 k = end + 1
@@ -246,20 +245,6 @@ def _shown_inline(tag: re.Match[str], *, pairs: set[str]) -> str:
         return f"`<{key}>`" if key else ""  # a code span keeps the <>
     shown = attribute(args, "text") or " ".join(_positional(args))
     return " ".join(shown.split())
-
-
-def _tag_end_line(lines: list[str], start: int) -> int | None:
-    """The line ending a tag opened the line before ``start``, or None.
-
-    It is within ``_MAX_TAG_LINES`` and before any blank line, fence or other tag: a tag is never
-    written across them, and prose or code after one is no argument of the tag.
-    """
-    for j in range(start, min(start + _MAX_TAG_LINES, len(lines))):
-        if not lines[j].strip() or fence_opening(lines[j]) or "{{" in lines[j]:
-            return None  # a blank line, a fence or another tag: this one was never closed
-        if _TAG_ENDS.search(lines[j]):
-            return j
-    return None
 
 
 def _name(tag: re.Match[str]) -> str:
