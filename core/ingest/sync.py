@@ -46,7 +46,7 @@ from core.ingest.options import IngestOptions, check_removal
 from core.ingest.sphinx_targets import SphinxTargets, sphinx_targets
 from core.ingest.toc import book_titles
 from core.ingest.urls import is_route_page, served_parts
-from core.ingest.walk import IGNORE_FILES, FolderScan, describe_left_out, file_kind, scan_folder
+from core.ingest.walk import IGNORE_FILES, FolderScan, describe_left_out, file_kind, name_some, scan_folder
 from core.models import DocumentChunk, EmbeddingResponse, IngestSummary, SparseVector
 from core.protocols import DocumentState, Embedder, VectorStore
 from core.retrieval.lexicon import LexiconFile
@@ -161,9 +161,8 @@ def _notices(root: Path, scan: FolderScan, base_url: str | None) -> list[str]:
     """What the operator may want to change: the pages' addresses, a ``build`` folder left out."""
     built = [f"{folder} is a build folder, not read (ingest it on its own to read it)"
              for folder in scan.build_folders]
-    ignored = [] if not scan.ignored else [
-        f"{len(scan.ignored)} left out as {' or '.join(IGNORE_FILES)} says: {', '.join(scan.ignored[:5])}"
-        + (f" and {len(scan.ignored) - 5} more" if len(scan.ignored) > 5 else "")]
+    ignored = [f"{len(scan.ignored)} left out as {' or '.join(IGNORE_FILES)} says: "
+               f"{name_some(scan.ignored, shown=NAMED_IN_NOTES)}"] if scan.ignored else []
     return [*_address_notices(root, scan.files, base_url), *built, *ignored]
 
 
@@ -305,8 +304,8 @@ class _Packed:
                                                  model_used=self.model_used, execution_time=0.0)
 
 
-#: How many files holding no text the ingest note names; the rest are counted.
-TEXTLESS_NAMED = 5
+#: How many files an ingest note names (holding no text, left out by an ignore file); the rest are counted.
+NAMED_IN_NOTES = 5
 
 
 class DocumentSync:
@@ -420,12 +419,10 @@ class DocumentSync:
         if self.lexicon is not None:
             self.lexicon.save()
         if self._textless:
-            named = ", ".join(self._textless[:TEXTLESS_NAMED])
-            extra = len(self._textless) - TEXTLESS_NAMED
-            more = f" and {extra} more" if extra > 0 else ""
             self.summary.notices.append(
                 f"{len(self._textless)} file(s) hold no text to answer from (an empty page, a redirect stub, "
-                f"a generator's index or code listing, a site's template): {named}{more}")
+                f"a generator's index or code listing, a site's template): "
+                f"{name_some(self._textless, shown=NAMED_IN_NOTES)}")
 
     def _next_batch(self) -> tuple[list[DocumentChunk], list[str]]:
         """Up to ``batch_size`` queued chunks whose padded size stays within ``MAX_BATCH_CHARS``."""

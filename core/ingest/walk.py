@@ -69,6 +69,11 @@ class FolderScan:
         return f"nothing to ingest in {str(root)!r}: " + describe_left_out(self.unsupported, self.skipped)
 
 
+def name_some(paths: list[str], *, shown: int) -> str:
+    """``a.md, b.md and 4 more``: the first ``shown`` paths named, the rest counted."""
+    return ", ".join(paths[:shown]) + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
+
+
 def describe_left_out(unsupported: list[Path], skipped: list[Skipped]) -> str:
     """``3 .pdf, 1 .docx: not supported (...); pipe.md: FIFO, never opened``, or "the folder is empty"."""
     parts: list[str] = []
@@ -80,7 +85,7 @@ def describe_left_out(unsupported: list[Path], skipped: list[Skipped]) -> str:
     for item in skipped:
         by_reason.setdefault(item.reason, []).append(item.path)
     for reason, paths in by_reason.items():
-        named = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        named = name_some(paths, shown=3)
         parts.append(f"{named}: {reason}")
     return "; ".join(parts) or "the folder is empty (hidden files and build folders are not read)"
 
