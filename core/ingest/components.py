@@ -25,7 +25,7 @@ __all__ = [
     "field_text",
     "file_trees",
     "for_readers",
-    "has_component_titles",
+    "has_components",
     "is_inline",
     "opening_text",
     "tabs_named",
@@ -38,7 +38,7 @@ TAB_MARK = "\x1e"
 PART_MARK = "\x1d"
 #: A component read differently since: given a title (a card, a step) or a type (a field), a
 #: pane naming its tabs, a callout, one for agents, a file tree, or one inside a line of text (a badge).
-_COMPONENT_TITLE = re.compile(
+_COMPONENT_SIGNS = re.compile(
     r"<[A-Z][\w.]*\s[^<>]*?\b(?:title|type|label)\s*=\s*[\"']|<Tabs\s[^<>]*\bitems\s*="
     r"|<(?:Note|Warning|Tip|Info|Check|Danger|Caution|Important|Visibility|Prompt|FileTree|Files)\b"
     r"|\S[ \t]*<[A-Z]")
@@ -324,6 +324,6 @@ def _braced(attributes: str, name: str) -> str | None:
     return None if found is None else found[1].strip().strip("\"'`")
 
 
-def has_component_titles(text: str) -> bool:
+def has_components(text: str) -> bool:
     """Whether ``text`` holds a component read differently before (``COMPONENTS_PARSER``)."""
-    return _COMPONENT_TITLE.search(text) is not None
+    return _COMPONENT_SIGNS.search(text) is not None

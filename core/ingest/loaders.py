@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from core.errors import IngestSourceError
-from core.ingest.components import has_component_titles
+from core.ingest.components import has_components
 from core.ingest.deflists import definition_lists, has_definition_lists
 from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import endpoint, parse_front_matter, tag_list, text_value
@@ -159,7 +159,7 @@ _MARKDOWN_READINGS: tuple[tuple[Callable[[str], bool], str], ...] = (
     (has_reference_links, REFLINKS_PARSER),
     (has_inline_markup, MARKUP_PARSER),
     (has_icons, ICONS_PARSER),
-    (has_component_titles, COMPONENTS_PARSER),
+    (has_components, COMPONENTS_PARSER),
     (has_filename_captions, FILENAME_PARSER),
     (has_untitled_notes, NOTES_PARSER),
     (has_mdx_syntax, MDX_PARSER),
