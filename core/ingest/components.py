@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from core.ingest.fences import Fences, tag_end_line
+from core.ingest.fences import Fences, tag_over_lines
 from core.ingest.inline import attribute
 
 __all__ = [
@@ -168,10 +168,7 @@ def _tags_joined(lines: list[str]) -> list[str]:
         line = lines[k]
         k += 1
         if not fences.code(line) and _OPENS_OVER_LINES.match(line):
-            end = tag_end_line(lines, k, ends=_TAG_END, opens="<")
-            if end is not None:
-                line = " ".join([line.rstrip(), *(row.strip() for row in lines[k:end + 1])])
-                k = end + 1
+            line, k = tag_over_lines(lines, k, ends=_TAG_END, opens="<")
         out.append(line)
     return out
 

@@ -32,19 +32,20 @@ def fence_opening(line: str) -> str | None:
 MAX_TAG_LINES = 20
 
 
-def tag_end_line(lines: list[str], start: int, *, ends: re.Pattern[str], opens: str) -> int | None:
-    """The line ending a tag whose opening line is the one before ``start``, or None.
+def tag_over_lines(lines: list[str], start: int, *, ends: re.Pattern[str], opens: str) -> tuple[str, int]:
+    """The tag opened on ``lines[start - 1]`` as one line, and the index of the line after it.
 
-    It is within ``MAX_TAG_LINES`` and before any blank line, fence or line holding ``opens``
-    (another tag's start): a tag is never written across them, and prose or code after one is no
-    argument of the tag. Hugo's shortcodes and MDX's components are written so.
+    Its end is looked for within ``MAX_TAG_LINES`` and before any blank line, fence or line
+    holding ``opens`` (another tag's start): a tag is never written across them, and prose or code
+    after one is no argument of the tag. A tag never closed so is its first line alone. Hugo's
+    shortcodes and MDX's components are written so (one attribute a line).
     """
     for j in range(start, min(start + MAX_TAG_LINES, len(lines))):
         if not lines[j].strip() or fence_opening(lines[j]) or opens in lines[j]:
-            return None  # a blank line, a fence or another tag: this one was never closed
+            break  # a blank line, a fence or another tag: this one was never closed
         if ends.search(lines[j]):
-            return j
-    return None
+            return " ".join([lines[start - 1].rstrip(), *(row.strip() for row in lines[start:j + 1])]), j + 1
+    return lines[start - 1], start
 
 
 def closes_fence(line: str, fence: str) -> bool:
