@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from core.errors import IngestSourceError
+from core.ingest.asciidoc import SUFFIXES as ASCIIDOC_SUFFIXES
+from core.ingest.asciidoc import asciidoc_markdown
 from core.ingest.components import has_components
 from core.ingest.deflists import definition_lists, has_definition_lists
 from core.ingest.document import LoadedDocument, Section, clip_title
@@ -69,11 +71,12 @@ RST_SUFFIXES = frozenset({".rst"})
 NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
 TEXT_SUFFIXES = frozenset({".txt"})
 SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUFFIXES | NOTEBOOK_SUFFIXES
-                      | TEXT_SUFFIXES)
+                      | TEXT_SUFFIXES | ASCIIDOC_SUFFIXES)
 #: Parsers whose reading of a format changed: pages they read are chunked again once
 #: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
 RST_PARSER = "rst-4"  # -4: what a page writes under autodoc's directives
 MYST_PARSER = "myst-2"
+ASCIIDOC_PARSER = "asciidoc-1"
 MKDOCS_PARSER = "mkdocs-3"  # -3: code annotation markers left out
 #: -4: code tags (``code-toggle``) hold code; tabs keep positional names; -5: tags inside prose as shown
 TEMPLATES_PARSER = "templates-5"
@@ -219,6 +222,12 @@ def _notebook(text: str) -> Parsed:
     return parsed._replace(fingerprint=fingerprint)
 
 
+def _asciidoc(markdown: str) -> Parsed:
+    """An AsciiDoc page, read as Markdown already (``asciidoc_markdown``, which reads its includes)."""
+    parsed = _markdown_body(markdown, {})
+    return parsed._replace(parser="+".join(p for p in (ASCIIDOC_PARSER, parsed.parser) if p))
+
+
 def _plain_text(text: str) -> Parsed:
     return Parsed(None, parse_plain_text(text), {})
 
@@ -231,6 +240,7 @@ PARSERS: dict[str, Callable[[str], Parsed]] = {
     **dict.fromkeys(RST_SUFFIXES, _rst),
     **dict.fromkeys(NOTEBOOK_SUFFIXES, _notebook),
     **dict.fromkeys(TEXT_SUFFIXES, _plain_text),
+    **dict.fromkeys(ASCIIDOC_SUFFIXES, _asciidoc),
 }
 
 
@@ -340,9 +350,11 @@ def _parse(parse: Callable[[str], Parsed], text: str, *, path: Path, root: Path,
            ) -> tuple[Parsed, bool]:
     """The page parsed, with the partials it shows (Markdown), and whether it shows any."""
     whole = text
+    read = functools.partial(read_regular_file, root=root, follow_symlinks=follow_symlinks)
     if path.suffix.lower() in MARKDOWN_SUFFIXES | MDX_SUFFIXES:
-        whole = with_partials(text, path=path, root=root, read=functools.partial(
-            read_regular_file, root=root, follow_symlinks=follow_symlinks))
+        whole = with_partials(text, path=path, root=root, read=read)
+    if path.suffix.lower() in ASCIIDOC_SUFFIXES:  # its includes are part of reading it, not partials
+        text = whole = asciidoc_markdown(text, path=path, root=root, read=read)
     try:
         parsed = parse(whole)
     except IngestSourceError as exc:  # the content is not its suffix's format (a notebook that is no JSON)

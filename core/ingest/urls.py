@@ -8,6 +8,8 @@ from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
+from core.ingest.asciidoc import SUFFIXES as ASCIIDOC_SUFFIXES
+from core.ingest.asciidoc import served_page
 from core.ingest.front_matter import text_value
 
 #: Stems that stand for their folder in URLs and titles (Docusaurus, and Hugo's section page ``_index.md``).
@@ -107,6 +109,13 @@ def sphinx_url(relative_path: str, *, base_url: str) -> str:
     return f"{base_url.rstrip('/')}/{path}"
 
 
+def asciidoc_url(relative_path: str, *, base_url: str) -> str:
+    """Map an AsciiDoc page to its published URL: Antora's (``modules/ROOT/pages/install.adoc`` at
+    ``install.html``, another module's pages under its name), else the page's path as ``.html``."""
+    served = served_page(relative_path) or PurePosixPath(relative_path).with_suffix(".html").as_posix()
+    return f"{base_url.rstrip('/')}/{quote(served)}"
+
+
 def prettify_stem(relative_path: str) -> str:
     """Title from a file name: ``ros2-lab_exercises.md`` -> ``Ros2 Lab Exercises``.
 
@@ -127,6 +136,8 @@ def document_url(path: Path, relative: str, *, base_url: str | None, front_matte
         return path.resolve().as_uri()
     if path.suffix.lower() == ".rst":
         return sphinx_url(relative, base_url=base_url)
+    if path.suffix.lower() in ASCIIDOC_SUFFIXES:
+        return asciidoc_url(relative, base_url=base_url)
     return docusaurus_url(
         relative,
         base_url=base_url,

@@ -23,6 +23,8 @@ from typing import NamedTuple
 
 import pathspec
 
+from core.ingest.asciidoc import SUFFIXES as ASCIIDOC_SUFFIXES
+from core.ingest.asciidoc import is_unpublished
 from core.ingest.loaders import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, is_supported
 from core.ingest.partials import is_partial
 
@@ -140,7 +142,7 @@ def scan_folder(root: Path, *, follow_symlinks: bool = False) -> FolderScan:
             else:
                 info = entry.stat(follow_symlinks=False)
                 mode, size = info.st_mode, info.st_size
-            _classify(scan, path, relative, mode, size)
+            _classify(scan, path, relative, mode, size, root=root)
         pending.extend((subfolder, ignores) for subfolder in reversed(subfolders))
     return scan
 
@@ -209,7 +211,7 @@ def _link_target(
     return target
 
 
-def _classify(scan: FolderScan, path: Path, relative: str, mode: int, size: int) -> None:
+def _classify(scan: FolderScan, path: Path, relative: str, mode: int, size: int, *, root: Path) -> None:
     kind = file_kind(mode)
     if kind is not None:
         reason = f"{kind}, never opened"
@@ -217,7 +219,7 @@ def _classify(scan: FolderScan, path: Path, relative: str, mode: int, size: int)
         log.info("skipping %s: unsupported file type", relative)
         scan.unsupported.append(path)
         return
-    elif is_partial(path):
+    elif is_partial(path) or (path.suffix.lower() in ASCIIDOC_SUFFIXES and is_unpublished(path, root=root)):
         log.info("skipping %s: a partial, read where pages import it", relative)
         return
     elif size > MAX_FILE_BYTES:

@@ -1,0 +1,116 @@
+"""AsciiDoc's tables (``|===``, and ``,===`` for CSV) -> Markdown tables.
+
+Cells are written one or several a line (``|a |b``), with a specifier before their separator
+that spans columns (``2+|``), rows (``.2+|``), repeats (``3*|``) or sets their style (``a|``,
+``h|``). The column count comes from ``cols`` (``cols="1,2,3"``, ``cols="3*"``), else from the
+first line. The first row is the header when the table says so (``%header``, ``options="header"``)
+or, as Asciidoctor reads it, when the first line holds it and a blank line follows.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Callable
+
+__all__ = ["markdown_table"]
+
+#: A cell's specifier, at a line's start or after a space: repeat, span, alignments, style.
+_SPEC = re.compile(r"(?:^|(?<=\s))(?P<spec>(?:\d+\*)?(?:\d*(?:\.\d+)?\+)?[<^>]?(?:\.[<^>])?[adehlmsv]?)$")
+_SPAN = re.compile(r"(?:(?P<repeat>\d+)\*)?(?:(?P<cols>\d+)?(?:\.(?P<rows>\d+))?\+)?")
+
+
+def markdown_table(lines: list[str], *, options: str, cols: str, separator: str,
+                   cell: Callable[[str], str]) -> list[str]:
+    """The table whose body is ``lines`` as Markdown lines.
+
+    Args:
+        lines: between the delimiters.
+        options: the table's options (``header``, ``noheader``, ``autowidth``).
+        cols: its ``cols`` attribute ("" when not given).
+        separator: ``|`` (or ``!`` in a nested table); ``,`` reads the body as CSV.
+        cell: reads a cell's text (AsciiDoc) as one line of Markdown.
+    """
+    width = _width(cols)
+    if separator == ",":
+        rows = [[cell(c) for c in row] for row in csv.reader(lines) if row]
+        header = "header" in options
+    else:
+        cells = _cells("\n".join(lines), separator)
+        first = next((line for line in lines if line.strip()), "")
+        width = width or max(len(_cells(first, separator)), 1)
+        rows = _rows(cells, width, cell)
+        implicit = "noheader" not in options and _implicit_header(lines, width, separator)
+        header = "header" in options or implicit
+    if not rows:
+        return []
+    width = max(len(row) for row in rows)
+    if not header:
+        rows.insert(0, [""] * width)
+    shown = [f"| {' | '.join(r + [''] * (width - len(r)))} |" for r in rows]
+    shown.insert(1, f"|{'---|' * width}")
+    return shown
+
+
+def _width(cols: str) -> int:
+    """How many columns ``cols`` gives: ``"1,2,3"`` 3, ``"3*"`` 3, ``"2*,1"`` 3, "" 0."""
+    count = 0
+    for spec in re.split(r"[,;]", cols.strip().strip("\"'")):
+        repeat = re.match(r"\s*(\d+)\*", spec)
+        count += int(repeat[1]) if repeat else int(bool(spec.strip()))
+    return count
+
+
+def _cells(body: str, separator: str) -> list[tuple[str, str]]:
+    """Each cell's specifier and text, in order."""
+    pieces = re.split(rf"(?<!\\){re.escape(separator)}", body)
+    found: list[tuple[str, str]] = []
+    spec = ""
+    for k, piece in enumerate(pieces):
+        following = ""
+        if k < len(pieces) - 1 and (match := _SPEC.search(piece)) is not None:
+            following, piece = match["spec"], piece[:match.start()]
+        if k > 0:
+            found.append((spec, piece.replace(f"\\{separator}", separator)))
+        spec = following
+    return found
+
+
+def _rows(cells: list[tuple[str, str]], width: int, cell: Callable[[str], str]) -> list[list[str]]:
+    """The cells laid out in rows ``width`` wide, spans taken into account."""
+    rows: list[list[str]] = [[]]
+    below = [0] * width  # per column: how many more rows a cell above spans into it
+    for spec, text in cells:
+        span = _SPAN.match(spec)
+        assert span is not None  # every part of the pattern is optional
+        repeat, columns = int(span["repeat"] or 1), int(span["cols"] or 1)
+        for _ in range(repeat):
+            row = _row_with_room(rows, below, width)
+            at = len(row)
+            row.extend([cell(text), *[""] * (columns - 1)])
+            for column in range(at, min(at + columns, width)):
+                below[column] = int(span["rows"] or 1) - 1
+    return [row for row in rows if row]
+
+
+def _row_with_room(rows: list[list[str]], below: list[int], width: int) -> list[str]:
+    """The row the next cell goes in, a new one when the last is full; spanned-into columns kept empty."""
+    row = rows[-1]
+    while True:
+        if len(row) >= width:
+            rows.append(row := [])
+        elif below[len(row)] > 0:
+            below[len(row)] -= 1
+            row.append("")
+        else:
+            return row
+
+
+def _implicit_header(lines: list[str], width: int, separator: str) -> bool:
+    """Whether the first line holds the first row whole and a blank line follows it."""
+    written = list(lines)
+    while written and not written[0].strip():
+        written.pop(0)
+    if len(written) < 2 or written[1].strip():
+        return False
+    return len(_cells(written[0], separator)) == width
