@@ -192,7 +192,8 @@ async def test_unsupported_only_folder_names_what_it_found(tmp_path: Path) -> No
     for name in ("a.pdf", "b.pdf", "c.PDF", "d.docx"):
         (folder / name).write_bytes(b"%PDF")
     store = CountingStore()
-    with pytest.raises(IngestSourceError, match=r"3 \.pdf, 1 \.docx: not supported \(ragbot reads \.adoc, \.asc, \.asciidoc, \.htm"):
+    listed = r"3 \.pdf, 1 \.docx: not supported \(ragbot reads \.adoc, \.asc, \.asciidoc, \.htm"
+    with pytest.raises(IngestSourceError, match=listed):
         await ingest(folder, store)
     with pytest.raises(IngestSourceError, match=r"1 \.pdf: not supported"):
         await ingest(folder / "a.pdf", store)
