@@ -1,0 +1,235 @@
+"""AsciiDoc pages (Asciidoctor's syntax, Antora's sites) read as their site shows them."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from core.ingest.asciidoc import asciidoc_markdown, is_unpublished
+from core.ingest.chunking import document_hash
+from core.ingest.loaders import load_file, read_regular_file
+from core.ingest.walk import scan_folder
+
+ANTORA = """name: widget
+version: '2.0'
+asciidoc:
+  attributes:
+    url-repo: https://git.test/widget
+    widget-version: '2.1.0@'
+    unset-me: false
+"""
+
+EXAMPLE = """require 'widget'
+# tag::config[]
+Widget.configure do |c|
+  c.port = 8080 # <1>
+end
+# end::config[]
+"""
+
+PAGE = """= Install Widget
+Jane Doe <jane@example.org>
+v2.0, 2026-01-01
+:url-docs: {url-repo}/docs
+
+Widget {widget-version} installs with one command, see {url-docs}[the docs^]; {unknown} stays.
+
+[#requirements]
+== Requirements
+
+include::partial$requirements.adoc[]
+
+ifdef::env-site[]
+Shown on the site.
+endif::[]
+ifdef::env-github[]
+Shown on GitHub only.
+endif::[]
+ifeval::["{widget-version}" == "2.1.0"]
+Version two point one.
+endif::[]
+ifdef::unset-me[Never shown.]
+
+== Configure
+
+.Configure the port
+[source,ruby]
+----
+include::example$app.rb[tag=config]
+----
+<1> The port the server listens on.
+"""
+
+
+def _site(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    for folder in ("pages", "partials", "examples"):
+        (root / "modules" / "ROOT" / folder).mkdir(parents=True)
+    (root / "modules" / "guide" / "pages").mkdir(parents=True)
+    (root / "antora.yml").write_text(ANTORA, encoding="utf-8")
+    (root / "modules" / "ROOT" / "nav.adoc").write_text("* xref:install.adoc[]\n", encoding="utf-8")
+    (root / "modules" / "ROOT" / "partials" / "requirements.adoc").write_text("Widget needs Java 17.\n")
+    (root / "modules" / "ROOT" / "examples" / "app.rb").write_text(EXAMPLE, encoding="utf-8")
+    (root / "modules" / "ROOT" / "pages" / "install.adoc").write_text(PAGE, encoding="utf-8")
+    (root / "modules" / "guide" / "pages" / "usage.adoc").write_text("= Usage\n\nRun `widget`.\n")
+    (root / "modules" / "guide" / "pages" / "_draft.adoc").write_text("= Draft\n\nNot published.\n")
+    return root
+
+
+def _markdown(text: str, tmp_path: Path, name: str = "page.adoc") -> str:
+    page = tmp_path / name
+    page.write_text(text, encoding="utf-8")
+    return asciidoc_markdown(text, path=page, root=tmp_path,
+                             read=functools.partial(read_regular_file, root=tmp_path)).strip()
+
+
+def test_an_antora_page_reads_its_includes_attributes_and_conditions(tmp_path: Path) -> None:
+    root = _site(tmp_path)
+    doc = load_file(root / "modules/ROOT/pages/install.adoc", root=root, base_url="https://d.test/widget/2.0")
+    assert doc.title == "Install Widget"
+    assert doc.url == "https://d.test/widget/2.0/install.html"
+    assert doc.parser.startswith("asciidoc-1")
+    blocks = {tuple(s.headings): s.blocks for s in doc.sections}
+    assert blocks[("Install Widget",)] == [  # the author and revision lines show nothing
+        "Widget 2.1.0 installs with one command, see [the docs](https://git.test/widget/docs); "
+        "{unknown} stays."]
+    assert blocks[("Install Widget", "Requirements")] == [
+        "Widget needs Java 17.", "Shown on the site.\nVersion two point one."]
+    configure = blocks[("Install Widget", "Configure")]
+    # The block's title is the code's, the example's tagged lines its code, the callout left out.
+    assert configure[0] == ('```ruby title="Configure the port"\n'
+                            "Widget.configure do |c|\n  c.port = 8080\nend\n```")
+    assert configure[-1] == "- The port the server listens on."
+
+
+def test_antora_publishes_only_module_pages(tmp_path: Path) -> None:
+    root = _site(tmp_path)
+    names = sorted(p.relative_to(root).as_posix() for p in scan_folder(root).files)
+    assert names == ["modules/ROOT/pages/install.adoc", "modules/guide/pages/usage.adoc"]
+    assert load_file(root / names[1], root=root, base_url="https://d.test").url == "https://d.test/guide/usage.html"
+    # Asciidoctor's partial, outside Antora too
+    assert is_unpublished(Path("docs/_x.adoc"), root=Path("docs"))
+    assert not is_unpublished(tmp_path / "guide.adoc", root=tmp_path)
+
+
+def test_a_page_is_stored_again_when_an_example_it_includes_changes(tmp_path: Path) -> None:
+    root = _site(tmp_path)
+    page = root / "modules/ROOT/pages/install.adoc"
+    before = document_hash(load_file(page, root=root))
+    (root / "modules/ROOT/examples/app.rb").write_text(EXAMPLE.replace("8080", "9090"), encoding="utf-8")
+    assert document_hash(load_file(page, root=root)) != before
+
+
+@pytest.mark.parametrize(("include", "shown"), [
+    ("include::../secret.txt[]", ""),  # outside the docs folder: never read
+    ("include::page.adoc[]", "Before."),  # itself: read a few levels deep, then no more
+    ("include::missing.adoc[]", ""),
+    ("include::https://example.org/x.adoc[]", ""),  # never from the network
+    ("\\include::x.adoc[]", "include::x.adoc[]"),  # escaped: shown as written
+])
+def test_includes_stay_inside_the_docs_and_end(tmp_path: Path, include: str, shown: str) -> None:
+    (tmp_path / "secret.txt").write_text("SECRET", encoding="utf-8")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    text = _markdown(f"Before.\n\n{include}\n", docs)
+    assert "SECRET" not in text
+    assert text.removeprefix("Before.").strip().startswith(shown) or text.count("Before.") <= 9
+
+
+def test_include_lines_tags_and_level_offset(tmp_path: Path) -> None:
+    (tmp_path / "code.py").write_text("one\ntwo\nthree\nfour\n", encoding="utf-8")
+    (tmp_path / "part.adoc").write_text("== Part\n\nText.\n", encoding="utf-8")
+    text = _markdown("[source,python]\n----\ninclude::code.py[lines=2..3]\n----\n\n"
+                     "include::part.adoc[leveloffset=+1]\n", tmp_path)
+    assert "```python\ntwo\nthree\n```" in text
+    assert "### Part" in text
+
+
+def test_notes_lists_terms_and_ui_macros(tmp_path: Path) -> None:
+    text = _markdown("""NOTE: Restart after changing it.
+
+[TIP]
+====
+Use *environment variables* for secrets.
+====
+
+.Warning title
+[WARNING]
+====
+Careful.
+====
+
+Press kbd:[Ctrl+C], click btn:[Stop], then menu:File[Save As]; see <<_configure>> and xref:usage.adoc[].
+
+CLI options::
+`--port`::: The port.
+
+. Download it.
+.. Check it.
+. Run it.
+
+== Configure
+""", tmp_path)
+    assert "Note: Restart after changing it." in text
+    assert "Tip: Use **environment variables** for secrets." in text
+    assert "Warning: Warning title\n\nCareful." in text
+    assert "Press Ctrl+C, click Stop, then File > Save As; see Configure and usage." in text
+    assert "- **CLI options**:\n  - **`--port`**: The port." in text
+    assert "1. Download it.\n   1. Check it.\n2. Run it." in text
+
+
+def test_tables_keep_their_rows_header_and_spans(tmp_path: Path) -> None:
+    text = _markdown("""[cols="1,2",options="header"]
+|===
+|Option |Meaning
+|port |The port
+2+|spans both
+|===
+
+|===
+|a |b
+
+|c
+|d
+|===
+
+[format=csv]
+|===
+x,"y, z"
+|===
+""", tmp_path)
+    assert "| Option | Meaning |\n|---|---|\n| port | The port |\n| spans both |  |" in text
+    assert "| a | b |\n|---|---|\n| c | d |" in text  # the first line, then a blank one: the header
+    assert "|  |  |\n|---|---|\n| x | y, z |" in text
+
+
+def test_literal_paragraphs_and_listings_are_code_and_comments_show_nothing(tmp_path: Path) -> None:
+    text = _markdown("""Run:
+
+ $ widget --version
+
+// a comment
+////
+a comment block
+////
+
+....
+literal <1>
+....
+
+++++
+<div>raw</div>
+++++
+""", tmp_path)
+    assert "```\n$ widget --version\n```" in text and "```\nliteral\n```" in text
+    assert "comment" not in text and "raw" not in text
+
+
+def test_a_page_of_plain_asciidoc_outside_antora(tmp_path: Path) -> None:
+    page = tmp_path / "guide.adoc"
+    page.write_text("= Guide\n:toc:\n\nifndef::env-site[Read outside a site.]\n\n== Use\n\nText.\n")
+    doc = load_file(page, root=tmp_path, base_url="https://d.test")
+    assert doc.title == "Guide" and doc.url == "https://d.test/guide.html"
+    assert [s.blocks for s in doc.sections] == [["Read outside a site."], ["Text."]]
