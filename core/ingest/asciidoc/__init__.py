@@ -9,12 +9,15 @@ reads any page; ``antora`` knows an Antora component's layout and attributes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from core.ingest.asciidoc.antora import component_of, is_unpublished, served_page
+from core.errors import IngestSourceError
+from core.ingest.asciidoc.antora import component_of, is_unpublished, resource_path, served_page
 from core.ingest.asciidoc.blocks import to_markdown
+from core.ingest.asciidoc.inline import inline
 from core.ingest.asciidoc.preprocess import SUFFIXES, Reader
+from core.ingest.text import decode_text
 
 __all__ = ["SUFFIXES", "asciidoc_markdown", "is_unpublished", "served_page"]
 
@@ -35,6 +38,39 @@ def asciidoc_markdown(text: str, *, path: Path, root: Path, read: Callable[[Path
     component = component_of(path, root=root)
     attributes = {**_BASE_ATTRIBUTES, **(component.attributes if component else {}),
                   "docname": path.stem, "docfilesuffix": path.suffix}
+    if component is not None:
+        attributes["page-module"] = component.module_of(path) or "ROOT"
     reader = Reader(root=root, read=read, component=component, attributes=dict(attributes))
     lines = reader.lines(text, path=path)
-    return to_markdown(lines, attributes=attributes)
+
+    def page_title(target: str) -> str | None:
+        found = resource_path(target, including=path, component=component, xref=True)
+        return None if found is None else _title_of(found, read, component.attributes if component else {})
+
+    return to_markdown(lines, attributes=attributes, page_title=page_title)
+
+
+#: A page's title is on one of its first lines, after its comments and attributes.
+_TITLE_LINES = 40
+
+
+def _title_of(path: Path, read: Callable[[Path], bytes], attributes: Mapping[str, str]) -> str | None:
+    """The document title of the AsciiDoc page at ``path`` (``= Title``), read as shown; None when it
+    is not there to read or has none."""
+    try:
+        state = path.stat()
+        key = (path, state.st_mtime_ns, state.st_size)  # a changed page is read again
+        if key not in _TITLES:
+            if len(_TITLES) >= _MAX_TITLES:
+                _TITLES.clear()
+            lines = decode_text(read(path), name=str(path)).split("\n", _TITLE_LINES)[:_TITLE_LINES]
+            _TITLES[key] = next((line[2:].strip() for line in lines if line.startswith("= ")), None)
+    except (OSError, IngestSourceError):
+        return None
+    title = _TITLES[key]
+    return inline(title, attributes, {}) if title else None
+
+
+#: Pages' titles as written, by path and version: pages cite the same pages over and over.
+_TITLES: dict[tuple[Path, int, int], str | None] = {}
+_MAX_TITLES = 4096

@@ -60,11 +60,16 @@ def _component(folder: Path) -> Component:
     config = config if isinstance(config, dict) else {}
     asciidoc = config.get("asciidoc")
     given = asciidoc.get("attributes") if isinstance(asciidoc, dict) else None
-    attributes = {"env": "site", "env-site": "", "site-gen-antora": ""}
+    name, version = str(config.get("name") or ""), _attribute_value(config.get("version")) or ""
+    # What Antora sets on every page of the component (``{page-component-version}`` in a title).
+    attributes = {"env": "site", "env-site": "", "site-gen-antora": "", "page-component-name": name,
+                  "page-component-version": version, "page-version": version,
+                  "page-component-display-version": str(config.get("display_version") or version),
+                  "page-component-title": str(config.get("title") or name)}
     for name, value in (given if isinstance(given, dict) else {}).items():
         if (shown := _attribute_value(value)) is not None:
             attributes[str(name).lower()] = shown
-    return Component(folder=folder, name=str(config.get("name") or ""), attributes=attributes)
+    return Component(folder=folder, name=name, attributes=attributes)
 
 
 def _attribute_value(value: Any) -> str | None:
@@ -88,15 +93,20 @@ def is_unpublished(path: Path, *, root: Path) -> bool:
     return not (len(parts) > 3 and parts[0] == "modules" and parts[2] == "pages")
 
 
-def resource_path(target: str, *, including: Path, component: Component | None) -> Path | None:
-    """The file an include's target names: a resource ID in Antora, else a path from the including file.
+def resource_path(target: str, *, including: Path, component: Component | None, xref: bool = False
+                  ) -> Path | None:
+    """The file an include's (or ``xref``'s) target names: a resource ID in Antora, else a path from
+    the including file (in Antora, an ``xref``'s plain path is from its module's pages).
 
     A resource of another component (``xref:asciidoctor:install:page.adoc``) is not among these
     docs: None.
     """
     if _URL.match(target):
         return None  # read from the network: never
-    if component is None or not _RESOURCE.match(target) or ("$" not in target and ":" not in target):
+    plain = "$" not in target and ":" not in target
+    if component is not None and xref and plain and not target.startswith("."):
+        return component.folder / "modules" / (component.module_of(including) or "ROOT") / "pages" / target
+    if component is None or not _RESOURCE.match(target) or plain:
         return including.parent / target
     match = _RESOURCE.match(target)
     assert match is not None
@@ -108,7 +118,8 @@ def resource_path(target: str, *, including: Path, component: Component | None) 
     family = _FAMILIES.get(match["family"] or "page")
     if family is None or match["version"]:
         return None
-    return component.folder / "modules" / module / family / PurePosixPath(match["path"])
+    # ``example$/App.java``: Antora reads the path from the family's folder, leading slash or not.
+    return component.folder / "modules" / module / family / PurePosixPath(match["path"].lstrip("/"))
 
 
 def served_page(relative: str) -> str | None:

@@ -25,6 +25,8 @@ ENTRY = re.compile(r"^:(?P<bang>!?)(?P<name>[\w][\w-]*)(?P<unset>!?):(?:[ \t]+(?
 #: A reference to an attribute (``{url-repo}``), not escaped (``\{name}``) nor a counter.
 _REFERENCE = re.compile(r"(?<!\\)\{(?P<name>[\w][\w-]*)\}")
 _ESCAPED = re.compile(r"\\(\{[\w][\w-]*\})")
+#: A value passed through whole (``pass:q[...]``): what the entry sets is its text.
+_PASSED = re.compile(r"^pass:[a-z,]*\[(?P<text>.*)\]$")
 
 
 def entry(line: str) -> tuple[str, str | None] | None:
@@ -35,7 +37,9 @@ def entry(line: str) -> tuple[str, str | None] | None:
     name = match["name"].lower()
     if match["bang"] or match["unset"]:
         return name, None
-    return name, (match["value"] or "").removesuffix(" +").removesuffix(" \\")
+    value = (match["value"] or "").removesuffix(" +").removesuffix(" \\")
+    passed = _PASSED.match(value)  # ``:description: pass:q[The `SHOW` statement ...]``: its text
+    return name, passed["text"] if passed else value
 
 
 def substituted(text: str, attributes: Mapping[str, str]) -> str:

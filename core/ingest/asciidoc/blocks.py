@@ -11,6 +11,7 @@ entries, anchors, images and passthrough blocks show nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from core.ingest.asciidoc.attributes import entry, substituted
@@ -22,6 +23,8 @@ __all__ = ["to_markdown"]
 _HEADING = re.compile(r"^(?P<marks>={1,6}|#{1,6})[ \t]+(?P<title>\S.*?)(?:[ \t]+(?P=marks))?[ \t]*$")
 _BLOCK_ATTRIBUTES = re.compile(r"^\[(?P<a>(?:[^\[\]]|\[[^\]]*\])*)\][ \t]*$")
 _ANCHOR = re.compile(r"^\[\[(?P<id>[\w:.-]+)(?:,[^\]]*)?\]\][ \t]*$")
+#: An id given in a block's attribute line: ``[#install]``, ``[source#app,ruby]``, ``[#ex,asciidoc]``.
+_GIVEN_ID = re.compile(r"^\[[\w.%-]*#(?P<id>[\w:-]+)[^\]]*\][ \t]*$")
 _BLOCK_TITLE = re.compile(r"^\.(?![.\s])(?P<title>.+)$")
 _DELIMITER = re.compile(r"^(?:-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,}|--|[|,:!]={3,}|`{3}.*)[ \t]*$")
 _COMMENT = re.compile(r"^//(?!/)|^//$")
@@ -36,7 +39,7 @@ _BLOCK_MACRO = re.compile(r"^[a-z][\w-]*::\S*\[.*\][ \t]*$")
 _BREAK = re.compile(r"^(?:'{3,}|<{3}|-{3}|\*{3}|_{3})[ \t]*$")
 #: A callout marker ending a line of code: ``<1>``, ``// <1>``, ``# <2>``, ``<!--3-->``, ``;; <1>``.
 _MARKER = r"(?:<(?:\d+|\.)>|<!--\d+-->)"
-_CALLOUT = re.compile(rf"[ \t]*(?:(?://|#|;;|--)[ \t]*)?{_MARKER}(?:[ \t]*{_MARKER})*[ \t]*$")
+_CALLOUT = re.compile(rf"[ \t]*(?:(?:(?<=\s)|^)(?://|#|;;|--)[ \t]*)?{_MARKER}(?:[ \t]*{_MARKER})*[ \t]*$")
 _CODE_STYLES = frozenset({"source", "listing", "literal"})
 
 
@@ -49,17 +52,30 @@ class _Attributes(NamedTuple):
     options: set[str]
 
 
-def to_markdown(lines: list[str], *, attributes: dict[str, str]) -> str:
-    """The page's lines as Markdown (see the module's docstring)."""
-    converter = _Converter(attributes=dict(attributes), titles=_section_titles(lines, attributes))
+def to_markdown(lines: list[str], *, attributes: dict[str, str],
+                page_title: Callable[[str], str | None] = lambda target: None) -> str:
+    """The page's lines as Markdown (see the module's docstring).
+
+    Args:
+        lines: the page's, includes read.
+        attributes: those set before its first line.
+        page_title: the title of a page an ``xref`` names.
+    """
+    converter = _Converter(attributes=dict(attributes), titles=_section_titles(lines, attributes),
+                           page_title=page_title, parts=_has_parts(lines))
     return "\n".join(converter.convert(lines))
 
 
 class _Converter:
-    def __init__(self, *, attributes: dict[str, str], titles: dict[str, str]) -> None:
+    def __init__(self, *, attributes: dict[str, str], titles: dict[str, str],
+                 page_title: Callable[[str], str | None], parts: bool = False) -> None:
         self.attributes = attributes
         self.titles = titles
+        self.page_title = page_title
+        #: A book's parts (``= Part``) are sections of the page: its title stays over them.
+        self.parts = parts
         self.numbers: dict[int, int] = {}
+        self.attached = False
 
     def convert(self, lines: list[str]) -> list[str]:
         """Markdown for ``lines``, a page or a compound block's inside."""
@@ -82,13 +98,16 @@ class _Converter:
             if (attributes := _BLOCK_ATTRIBUTES.match(line)) is not None and not _ANCHOR.match(line):
                 block = _read_attributes(substituted(attributes["a"], self.attributes))
                 continue
-            if _ANCHOR.match(line) or _BREAK.match(line) or line.rstrip() == "+":
+            if line.rstrip() == "+":
+                self.attached = True  # the next block belongs to the list item above: its numbering goes on
+                continue
+            if _ANCHOR.match(line) or _BREAK.match(line):
                 continue
             if (titled := _BLOCK_TITLE.match(line)) is not None:
                 title = self._inline(titled["title"])
                 continue
             k = self._block(lines, k - 1, block, title, out, header=header)
-            header = False
+            header = self.attached = False
             block, title = _Attributes("", [], {}, set()), ""
         return out
 
@@ -104,7 +123,10 @@ class _Converter:
         return k
 
     def _inline(self, text: str) -> str:
-        return inline(text, self.attributes, self.titles)
+        return inline(text, self.attributes, self.titles, self.page_title)
+
+    def _inner(self) -> _Converter:
+        return _Converter(attributes=self.attributes, titles=self.titles, page_title=self.page_title)
 
     def _block(self, lines: list[str], k: int, block: _Attributes, title: str, out: list[str], *,
                header: bool) -> int:
@@ -113,22 +135,22 @@ class _Converter:
         if _DELIMITER.match(line):
             return self._delimited(lines, k, block, title, out)
         if (heading := _HEADING.match(line)) is not None:
-            out.extend(["", f"{'#' * len(heading['marks'])} {self._inline(heading['title'])}", ""])
-            if len(heading["marks"]) == 1 and header:
-                return _after_header(lines, k + 1)
-            return k + 1
+            level = len(heading["marks"])
+            level = min(level + 1, 6) if self.parts and not (level == 1 and header) else level
+            out.extend(["", f"{'#' * level} {self._inline(heading['title'])}", ""])
+            return _after_header(lines, k + 1) if level == 1 and header else k + 1
         if _BLOCK_MACRO.match(line):
             return k + 1  # an image, a video, a table of contents: nothing to read
         paragraph = _paragraph(lines, k)
         if block.style in _CODE_STYLES or (line[:1] in " \t" and not _is_list_item(line)):
             language = block.positional[1] if block.style == "source" and len(block.positional) > 1 else ""
-            out.extend(_fenced(_unindented(lines[k:paragraph]), language, title))
+            out.extend(_fenced(self._code_lines(_unindented(lines[k:paragraph]), block), language, title))
             return paragraph
         if title:
             out.extend([f"{title.rstrip(':')}:", ""])
         kind = block.style.upper() if block.style.upper() in _ADMONITIONS else ""
-        for j in range(k, paragraph):
-            out.append(self._line(lines[j], kind=kind if j == k else ""))
+        for n, item in enumerate(_items(lines[k:paragraph])):
+            out.append(self._line(item, kind=kind if n == 0 else ""))
         return paragraph
 
     def _line(self, line: str, *, kind: str = "") -> str:
@@ -150,7 +172,8 @@ class _Converter:
             depth = len(term["marks"]) - 1 if term["marks"] != ";;" else 3
             text = f" {self._inline(term['text'])}" if term["text"] else ""
             return f"{'  ' * (depth - 1)}- **{self._inline(term['term'].strip())}**:{text}"
-        self.numbers = {} if not _EXPLICIT_NUMBER.match(line) and not line[:1].isspace() else self.numbers
+        if not self.attached and not _EXPLICIT_NUMBER.match(line):
+            self.numbers = {}  # a paragraph of its own ends the numbered list
         return lead + self._inline(line.strip())
 
     def _delimited(self, lines: list[str], k: int, block: _Attributes, title: str, out: list[str]) -> int:
@@ -175,10 +198,14 @@ class _Converter:
             language = language or (block.positional[1] if len(block.positional) > 1 else "")
         elif block.style not in _CODE_STYLES:
             language = block.style  # ``[plantuml]``, ``[mermaid]``: the diagram's source
-        code = [_CALLOUT.sub("", line) for line in inside]
+        return _fenced(self._code_lines(inside, block), language, title)
+
+    def _code_lines(self, code: list[str], block: _Attributes) -> list[str]:
+        """Lines of code without their callout markers, attributes replaced when ``subs`` says so."""
+        code = [_CALLOUT.sub("", line) for line in code]
         if "attributes" in block.named.get("subs", ""):
             code = [substituted(line, self.attributes) for line in code]
-        return _fenced(code, language, title)
+        return code
 
     def _table(self, inside: list[str], separator: str, block: _Attributes, title: str) -> list[str]:
         if block.named.get("format") == "csv":
@@ -187,17 +214,19 @@ class _Converter:
         options = " ".join(block.options | set(block.named.get("options", "").replace(",", " ").split()))
 
         def cell(text: str) -> str:
-            words = " ".join(line.strip() for line in text.split("\n")
-                             if line.strip() and not _DELIMITER.match(line))
+            lines = text.split("\n")
+            if any(_DELIMITER.match(line) or _BLOCK_ATTRIBUTES.match(line) for line in lines):
+                return _flat(self._inner().convert(lines)).replace("|", "\\|")  # an ``a|`` cell's blocks
+            words = " ".join(line.strip().removesuffix(" +") for line in lines if line.strip())
             return self._inline(words).replace("|", "\\|")
 
-        table = markdown_table(inside, options=options, cols=block.named.get("cols", ""), separator=separator,
-                               cell=cell)
+        table = markdown_table(_uncommented(inside), options=options, cols=block.named.get("cols", ""),
+                               separator=separator, cell=cell)
         return ["", *([f"{title.rstrip(':')}:", ""] if title else []), *table, ""]
 
     def _compound(self, inside: list[str], block: _Attributes, title: str) -> list[str]:
         """An example, sidebar, quote or open block: its blocks; a note's kind opens its first line."""
-        converted = _Converter(attributes=self.attributes, titles=self.titles).convert(inside)
+        converted = self._inner().convert(inside)
         kind = block.style.upper()
         if kind not in _ADMONITIONS:
             return ["", *([f"{title.rstrip(':')}:", ""] if title else []), *converted, ""]
@@ -207,6 +236,51 @@ class _Converter:
             return ["", label, "", *converted, ""]
         converted[first] = f"{label} {converted[first].strip()}"
         return ["", *converted, ""]
+
+
+def _items(lines: list[str]) -> list[str]:
+    """A paragraph's lines joined into one per list item (or one for the paragraph): a link, a cross
+    reference or bold text may run over two lines."""
+    items: list[str] = []
+    for line in lines:
+        if items and not _is_list_item(line) and not _TERM.match(line) and not _ADMONITION.match(line):
+            items[-1] = f"{items[-1].rstrip().removesuffix(' +')} {line.strip()}"  # `` +``: a line break
+        else:
+            items.append(line)
+    return items
+
+
+def _has_parts(lines: list[str]) -> bool:
+    """Whether a page is a book of parts: level-0 titles (``= Part``) after its own."""
+    return sum(1 for line in lines if line.startswith("= ") and _HEADING.match(line)) > 1
+
+
+def _uncommented(lines: list[str]) -> list[str]:
+    """Lines without comments: ``// a line`` and ``////`` blocks."""
+    kept: list[str] = []
+    inside = False
+    for line in lines:
+        if line.startswith("////") and not line.strip("/ \t"):
+            inside = not inside
+        elif not inside and not _COMMENT.match(line):
+            kept.append(line)
+    return kept
+
+
+def _flat(markdown: list[str]) -> str:
+    """A table cell's blocks on one line: prose as it is, code in a code span."""
+    parts: list[str] = []
+    code: list[str] | None = None
+    for line in markdown:
+        if line.startswith(("```", "~~~~")):
+            if code is not None and code:
+                parts.append(f"`{' '.join(c.strip() for c in code if c.strip())}`")
+            code = [] if code is None else None
+        elif code is not None:
+            code.append(line)
+        elif line.strip():
+            parts.append(line.strip())
+    return " ".join(parts)
 
 
 def _paragraph(lines: list[str], k: int) -> int:
@@ -265,21 +339,26 @@ def _read_attributes(written: str) -> _Attributes:
 
 
 def _section_titles(lines: list[str], attributes: dict[str, str]) -> dict[str, str]:
-    """Each section's title by its id: the one an anchor over it gives, and the one Asciidoctor makes."""
+    """Each section's title by its id (the one an anchor over it gives, and the one Asciidoctor
+    makes), and each titled block's by the id it is given."""
     prefix = attributes.get("idprefix", "_")
     separator = attributes.get("idseparator", "_")
     titles: dict[str, str] = {}
-    anchor = ""
+    anchor = block_title = ""
     for line in lines:
-        if (given := _ANCHOR.match(line)) is not None or (given := re.match(r"^\[#(?P<id>[\w:-]+)", line)):
+        if (given := _ANCHOR.match(line) or _GIVEN_ID.match(line)) is not None:
             anchor = given["id"]
+        elif (titled := _BLOCK_TITLE.match(line)) is not None:
+            block_title = titled["title"]
         elif (heading := _HEADING.match(line)) is not None:
             title = inline(heading["title"], attributes, {})
             words = re.sub(r"[^\w\s.-]", "", title.lower())
             made = prefix + re.sub(r"[\s_.-]+", separator, words).strip(separator)
             titles.setdefault(made, title)
             titles.setdefault(anchor or made, title)
-            anchor = ""
+            anchor = block_title = ""
         elif line.strip():
-            anchor = ""
+            if anchor and block_title:
+                titles.setdefault(anchor, inline(block_title, attributes, {}))
+            anchor = block_title = ""
     return titles

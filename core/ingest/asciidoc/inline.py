@@ -8,6 +8,7 @@ are replaced by their values everywhere else, code included, as Asciidoctor does
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 
@@ -17,13 +18,15 @@ __all__ = ["humanized", "inline"]
 
 #: Text no other markup is read in: ``+++x+++``, ``pass:[x]``, ```+x+``` (code), ``+x+``.
 _PASSTHROUGH = re.compile(
-    r"\+\+\+(?P<triple>.+?)\+\+\+|pass:[a-z,]*\[(?P<macro>[^\]]*)\]|(?<![\w`])`\+(?P<code>[^\n]+?)\+`(?![\w`])"
-    r"|(?<![\w+\\])\+(?=\S)(?P<plain>[^+\n]*?\S)\+(?![\w+])")
+    r"\+\+\+(?P<triple>.+?)\+\+\+|\$\$(?P<dollars>.+?)\$\$|pass:[a-z,]*\[(?P<macro>(?:[^\]\\]|\\.)*)\]"
+    r"|(?<![\w`])`\+(?P<code>[^\n]+?)\+`(?![\w`])|(?<![\w+\\])\+(?=\S)(?P<plain>[^+\n]*?\S)\+(?![\w+])")
 _CODE = re.compile(r"``(?P<u>.+?)``|(?<![\w`\\])`(?=\S)(?P<c>[^`\n]*?\S)`(?![\w`])")
 _SMART_QUOTES = re.compile(r"(?P<q>[\"'])`(?P<x>[^`\n]+?)`(?P=q)")
 _URL_MACRO = re.compile(r"(?<![\w/])(?:link:(?P<target>[^\s\[]+)"
                         r"|(?P<url>(?:https?|ftp|irc|mailto|file):[^\s\[\]<>]+))"
                         r"\[(?P<text>[^\]]*)\]")
+#: A link whose target starts with an attribute no one set (``{url-org}/x[text]``): its text is shown.
+_UNKNOWN_LINK = re.compile(r"(?<!\\)\{[\w-]+\}[^\s\[\]]*\[(?P<text>[^\]]*)\]")
 _XREF = re.compile(r"xref:(?P<target>[^\s\[]+)\[(?P<text>[^\]]*)\]")
 _CROSS_REFERENCE = re.compile(r"<<(?P<target>[^,<>\n]+?)(?:,\s*(?P<text>[^<>\n]+?))?>>")
 #: Macros showing their text: keys, buttons, math.
@@ -37,21 +40,29 @@ _HIDDEN = re.compile(r"icon:[^\s\[]+\[[^\]]*\]|anchor:[\w:.-]+\[[^\]]*\]|indexte
                      r"|\[\[[\w:.-]+(?:,[^\]]*)?\]\]|\[#[\w:.-]+\]")
 _INDEX_TERM = re.compile(r"\(\((?P<x>[^()\n]+)\)\)")
 #: A role, id or option opening a span (``[.path]_Gemfile_``, ``[.role]#text#``).
-_ROLE = re.compile(r"\[[.#%][\w .#%-]*\](?=[*_`#])")
+_ROLE = re.compile(r"\[[.#%]?[\w .#%-]*\](?=[*_`#])")  # and the older ``[blue]*text*``
 _BOLD = re.compile(r"(?<![\w*\\])\*(?=\S)(?P<x>[^*\n]*?\S)\*(?![\w*])")
 _ITALIC = re.compile(r"__(?P<u>.+?)__")
 _MARKED = re.compile(r"##(?P<u>.+?)##|(?<![\w#&\\/])#(?=\S)(?P<x>[^#\n]*?\S)#(?![\w#])")
 _HARD_BREAK = re.compile(r"[ \t]\+$", re.M)
+#: Asciidoctor's replacements: `` -- `` and ``word--word`` are an em dash.
+_DASH = re.compile(r"(?<=\w)--(?=\w)|(?<=\s)--(?=\s)|(?<=\s)--$")
+#: A backslash escaping markup (``\*not bold*``, ``\=>``), not one of a path (``C:\Users``).
+_ESCAPE = re.compile(r"\\(?=[*_`#+{}\[\]<>=~^']|--|\.\.\.)")
+#: ... and in code, where a backslash is text but before a replacement (`` `'toc' \=> 'left'` ``).
+_CODE_ESCAPE = re.compile(r"\\(?==>|->|<-|--|\.\.\.)")
 _HOLD = "\x00"
 
 
-def inline(text: str, attributes: Mapping[str, str], titles: Mapping[str, str]) -> str:
+def inline(text: str, attributes: Mapping[str, str], titles: Mapping[str, str],
+           page_title: Callable[[str], str | None] = lambda target: None) -> str:
     """``text`` with AsciiDoc's inline markup read as Markdown (see the module's docstring).
 
     Args:
         text: a line or paragraph of prose.
         attributes: the attributes set where it is written.
         titles: section titles by id, for a cross reference that gives no text (``<<install>>``).
+        page_title: the title of the page an ``xref`` names, when it is among the docs.
     """
     held: list[str] = []
 
@@ -63,42 +74,60 @@ def inline(text: str, attributes: Mapping[str, str], titles: Mapping[str, str]) 
     text = _SMART_QUOTES.sub(r"\g<q>\g<x>\g<q>", substituted(text, attributes))
     text = _CODE.sub(lambda m: hold(_code(m["u"] or m["c"])), text)
     text = _URL_MACRO.sub(lambda m: hold(_link(m)), text)
-    text = _XREF.sub(lambda m: m["text"].strip() or _named(m["target"], titles), text)
-    text = _CROSS_REFERENCE.sub(lambda m: (m["text"] or "").strip() or _named(m["target"], titles), text)
+    text = _UNKNOWN_LINK.sub(lambda m: _link_text(m["text"]), text)
+    named = functools.partial(_named, titles=titles, page_title=page_title)
+    text = _XREF.sub(lambda m: hold(_link_text(m["text"]) or named(m["target"])), text)
+    text = _CROSS_REFERENCE.sub(lambda m: hold((m["text"] or "").strip() or named(m["target"])), text)
+    # What is left of ``<`` and ``>`` is text (``<docname>``): Markdown would read a tag, and drop it.
+    text = text.replace("<", "&lt;").replace(">", "&gt;")
     for pattern, shown in _MARKUP:
         text = pattern.sub(shown, text)
-    return re.sub(f"{_HOLD}(\\d+){_HOLD}", lambda m: held[int(m[1])], text)
+    for _ in range(4):  # held text may hold more (code in a link's text)
+        text = re.sub(f"{_HOLD}(\\d+){_HOLD}", lambda m: held[int(m[1])], text)
+    return text
 
 
 def _passed(match: re.Match[str]) -> str:
-    if match["code"] is not None:
-        return _code(match["code"])
-    return match["triple"] or match["macro"] or match["plain"] or ""
+    if match["code"] is not None:  # passed through: shown as written
+        fence = "``" if "`" in match["code"] else "`"
+        return f"{fence}{match['code']}{fence}"
+    if match["plain"] is not None:  # text shown as written: ``+<docname>+``
+        return match["plain"].replace("<", "&lt;").replace(">", "&gt;")
+    return match["triple"] or match["dollars"] or re.sub(r"\\(\])", r"\1", match["macro"] or "")
 
 
 def _code(code: str) -> str:
+    code = _CODE_ESCAPE.sub("", code)
     fence = "``" if "`" in code else "`"
     return f"{fence}{code}{fence}"
 
 
+def _link_text(text: str) -> str:
+    """A link's text without its attributes: ``text^``, ``text,window=_blank``, ``"a, b",role=x``."""
+    if "=" in text:
+        text = re.sub(r"""(?:^|,)\s*\w+=(?:"[^"]*"|[^,]*)""", "", text)
+    return text.strip().strip('"').removesuffix("^").strip()
+
+
 def _link(match: re.Match[str]) -> str:
     target = match["target"] or match["url"]
-    text = match["text"]
-    if "=" in text:  # ``text,window=_blank`` or ``"text, with a comma",role=x``
-        text = re.sub(r"""(?:^|,)\s*\w+=(?:"[^"]*"|[^,]*)""", "", text)
-    text = text.strip().strip('"').removesuffix("^").strip()
+    text = _link_text(match["text"])
     if target.startswith("mailto:") and not text:
         return target.removeprefix("mailto:")
     return f"[{text}]({target})" if text else target
 
 
-def _named(target: str, titles: Mapping[str, str]) -> str:
-    """What a cross reference without text shows: the section's title, else its id or page as words."""
+def _named(target: str, *, titles: Mapping[str, str], page_title: Callable[[str], str | None]) -> str:
+    """What a cross reference without text shows: the section's or page's title, else its id or
+    file name as words."""
     page, _, fragment = target.partition("#")
-    if fragment or not page.endswith(".adoc"):
+    if not page.endswith(".adoc"):  # a section of this page: ``<<install>>``, ``xref:#install[]``
         key = fragment or page
         return titles.get(key) or humanized(key)
-    return humanized(page.rsplit(":", 1)[-1].rsplit("$", 1)[-1].rsplit("/", 1)[-1].removesuffix(".adoc"))
+    if fragment:  # a section of another page: its title is that page's to give
+        return humanized(fragment)
+    stem = page.rsplit(":", 1)[-1].rsplit("$", 1)[-1].rsplit("/", 1)[-1].removesuffix(".adoc")
+    return page_title(page) or humanized(stem)
 
 
 def humanized(name: str) -> str:
@@ -118,4 +147,6 @@ _MARKUP: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...
     (_ITALIC, r"_\g<u>_"),
     (_MARKED, lambda m: m["u"] or m["x"]),
     (_HARD_BREAK, ""),
+    (_DASH, "—"),
+    (_ESCAPE, ""),
 )

@@ -72,7 +72,7 @@ class Reader:
                 continue
             if closing is None and (setting := entry(line)) is not None:
                 self._set(*setting)
-            out.append(line)
+            out.append(line[1:] if condition is not None else line)  # ``\ifdef::x[]`` shows as written
         return out
 
     def _set(self, name: str, value: str | None) -> None:

@@ -44,6 +44,7 @@ def markdown_table(lines: list[str], *, options: str, cols: str, separator: str,
         header = "header" in options or implicit
     if not rows:
         return []
+    header = header or ("noheader" not in options and _names_columns(rows))
     width = max(len(row) for row in rows)
     if not header:
         rows.insert(0, [""] * width)
@@ -104,6 +105,20 @@ def _row_with_room(rows: list[list[str]], below: list[int], width: int) -> list[
             row.append("")
         else:
             return row
+
+
+#: A column's name: a few words, capitalised, no code, no link, no sentence.
+_COLUMN_NAME = re.compile(r"^[A-Z][\w /()&+-]{0,40}$")
+
+
+def _names_columns(rows: list[list[str]]) -> bool:
+    """Whether a table's first row names its columns though it is written as a row of the body (one
+    cell a line, so Asciidoctor does not make it the header): "Property Name", "Default Value",
+    "Type", over rows of values. Each piece of a long table repeats its header: without one, its rows
+    were read without their columns' names."""
+    first = rows[0]
+    return len(rows) > 2 and len(first) > 1 and all(
+        _COLUMN_NAME.match(cell) and len(cell.split()) <= 4 for cell in first)
 
 
 def _implicit_header(lines: list[str], width: int, separator: str) -> bool:

@@ -96,7 +96,7 @@ def test_an_antora_page_reads_its_includes_attributes_and_conditions(tmp_path: P
         "Widget 2.1.0 installs with one command, see [the docs](https://git.test/widget/docs); "
         "{unknown} stays."]
     assert blocks[("Install Widget", "Requirements")] == [
-        "Widget needs Java 17.", "Shown on the site.\nVersion two point one."]
+        "Widget needs Java 17.", "Shown on the site. Version two point one."]
     configure = blocks[("Install Widget", "Configure")]
     # The block's title is the code's, the example's tagged lines its code, the callout left out.
     assert configure[0] == ('```ruby title="Configure the port"\n'
@@ -233,3 +233,62 @@ def test_a_page_of_plain_asciidoc_outside_antora(tmp_path: Path) -> None:
     doc = load_file(page, root=tmp_path, base_url="https://d.test")
     assert doc.title == "Guide" and doc.url == "https://d.test/guide.html"
     assert [s.blocks for s in doc.sections] == [["Read outside a site."], ["Text."]]
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    ("<docname>:: The file's name.\n", "- **<docname>**: The file's name."),  # text, not a tag
+    (":url: https://x.test\n\nSee {url}[`Converter`].", "See [`Converter`](https://x.test)."),
+    ("Hosted {url-org}/repo[on GitHub^].", "Hosted on GitHub."),  # an attribute no one set: its text
+    ("It is `'toc' \\=> 'left'` and \\*not bold*.", "It is `'toc' => 'left'` and *not bold*."),
+    (":release: 2.1\n\n[subs=attributes+]\n $ tool {release}", "```\n$ tool 2.1\n```"),
+    ("[,yaml]\n----\n---  <.>\nkey: v <.>\n----", "```yaml\n---\nkey: v\n```"),
+    (":description: pass:q[The `SHOW` statement.]\n\n{description}", "The `SHOW` statement."),
+    ("Use [blue]*blue* and $$*raw*$$ and a link:x.html[wrapped\ntext].",
+     "Use **blue** and *raw* and a [wrapped text](x.html)."),
+    (". One.\n+\nMore about one.\n. Two.", "1. One.\nMore about one.\n2. Two."),
+    ("Copy <<ex-doc>>.\n\n.my-doc.adoc\n[#ex-doc,asciidoc]\n----\n= Title\n----", "Copy my-doc.adoc."),
+    ("= Book\n:doctype: book\n\n= Part One\n\n== Chapter", "### Chapter"),  # a part is a section of the page
+])
+def test_inline_markup_and_blocks_read_as_shown(tmp_path: Path, source: str, shown: str) -> None:
+    page = tmp_path / "page.adoc"
+    page.write_text(source, encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    blocks = "\n".join(b for s in doc.sections for b in s.blocks)
+    assert shown in _markdown(source, tmp_path) or shown in blocks
+
+
+def test_tables_without_comments_with_cell_blocks_and_named_columns(tmp_path: Path) -> None:
+    text = _markdown("""[cols="2*"]
+|===
+|Property
+|Default
+
+|`port`
+|8080
+
+// |`host`
+// |localhost
+
+|`path`
+a|
+[,ruby]
+----
+path = '/x'
+----
+|===
+""", tmp_path)
+    assert text == ("| Property | Default |\n|---|---|\n| `port` | 8080 |\n| `path` | `path = '/x'` |")
+
+
+def test_antora_xrefs_show_the_page_title_and_examples_from_the_family_root(tmp_path: Path) -> None:
+    root = _site(tmp_path)
+    (root / "modules/ROOT/pages/other.adoc").write_text("= Other Page\n\nx\n", encoding="utf-8")
+    page = root / "modules/ROOT/pages/page.adoc"
+    page.write_text("See xref:other.adoc[] and xref:guide:usage.adoc[].\n\n"
+                    "[,ruby]\n----\ninclude::ROOT:example$/app.rb[lines=1]\n----\n"
+                    "{page-component-name} {page-component-version} {page-module}", encoding="utf-8")
+    text = asciidoc_markdown(page.read_text(), path=page, root=root,
+                             read=functools.partial(read_regular_file, root=root))
+    assert "See Other Page and Usage." in text
+    assert "```ruby\nrequire 'widget'\n```" in text
+    assert "widget 2.0 ROOT" in text
