@@ -37,7 +37,8 @@ _MARKUP = (
     (re.compile(r"<[@#!][^<>]*>"), " "),  # <@U123>, <!channel>, <#C123>, <@&role>
     (re.compile(r"<(?:https?|mailto):[^<>]*>"), " "),
     (re.compile(r"(?<![\w@])@(?:everyone|here|channel)\b", re.IGNORECASE), " "),
-    (re.compile(r":[a-z0-9_+-]+:"), " "),  # :emoji_codes:
+    # :emoji_codes:, not in code (`:toc:`, `:safe`: an AsciiDoc attribute, a Ruby symbol).
+    (re.compile(r"(`[^`\n]*`)|:[a-z0-9_+-]+:"), lambda m: m[1] or " "),
     (re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]"), " "),  # emoji
 )
 #: Chat spellings whose standard form is a stop word or a known word.

@@ -106,6 +106,9 @@ class _Converter:
             if (titled := _BLOCK_TITLE.match(line)) is not None:
                 title = self._inline(titled["title"])
                 continue
+            if (tab := _TERM.match(line)) is not None and not tab["text"] and _code_attached(lines, k):
+                title = self._inline(tab["term"].strip())  # a tab (``Java::``, ``+``) titles its code
+                continue
             k = self._block(lines, k - 1, block, title, out, header=header)
             header = self.attached = False
             block, title = _Attributes("", [], {}, set()), ""
@@ -236,6 +239,16 @@ class _Converter:
             return ["", label, "", *converted, ""]
         converted[first] = f"{label} {converted[first].strip()}"
         return ["", *converted, ""]
+
+
+def _code_attached(lines: list[str], k: int) -> bool:
+    """Whether ``lines[k]`` attaches (``+``) a code block to the term above it: a tab's code."""
+    if k >= len(lines) or lines[k].rstrip() != "+":
+        return False
+    j = k + 1
+    while j < len(lines) and (_BLOCK_ATTRIBUTES.match(lines[j]) or _BLOCK_TITLE.match(lines[j])):
+        j += 1
+    return j < len(lines) and re.match(r"^(?:-{4,}|\.{4,}|`{3})", lines[j]) is not None
 
 
 def _items(lines: list[str]) -> list[str]:

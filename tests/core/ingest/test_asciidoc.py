@@ -247,6 +247,7 @@ def test_a_page_of_plain_asciidoc_outside_antora(tmp_path: Path) -> None:
      "Use **blue** and *raw* and a [wrapped text](x.html)."),
     (". One.\n+\nMore about one.\n. Two.", "1. One.\nMore about one.\n2. Two."),
     ("Copy <<ex-doc>>.\n\n.my-doc.adoc\n[#ex-doc,asciidoc]\n----\n= Title\n----", "Copy my-doc.adoc."),
+    ("[tabs]\n====\nJava::\n+\n[source,java]\n----\nint x;\n----\n====", '```java title="Java"\nint x;\n```'),
     ("= Book\n:doctype: book\n\n= Part One\n\n== Chapter", "### Chapter"),  # a part is a section of the page
 ])
 def test_inline_markup_and_blocks_read_as_shown(tmp_path: Path, source: str, shown: str) -> None:

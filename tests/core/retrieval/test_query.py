@@ -21,6 +21,10 @@ def test_markup_and_mentions_are_stripped_keeping_link_text() -> None:
     assert "the install page" in text and "now" in text
 
 
+def test_an_emoji_code_in_code_is_what_the_question_asks_about() -> None:
+    assert strip_markup("how do i set `:favicon:` :thinking_face:") == "how do i set `:favicon:`  "
+
+
 def test_chat_spellings_and_units_are_normalised() -> None:
     assert normalise_chat("whats the min ram w/ 8gb") == "what is the min ram with 8 gb"
     assert normalise_chat("v2.5 and 3cats") == "v2.5 and 3cats"  # not a unit: unchanged
