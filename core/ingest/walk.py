@@ -12,6 +12,7 @@ change between the walk and the read.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -24,8 +25,8 @@ from typing import NamedTuple
 import pathspec
 
 from core.ingest.asciidoc import SUFFIXES as ASCIIDOC_SUFFIXES
-from core.ingest.asciidoc import is_unpublished
-from core.ingest.loaders import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, is_supported
+from core.ingest.asciidoc import included_pages, is_unpublished
+from core.ingest.loaders import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, is_supported, read_regular_file
 from core.ingest.partials import is_partial
 
 log = logging.getLogger(__name__)
@@ -144,6 +145,10 @@ def scan_folder(root: Path, *, follow_symlinks: bool = False) -> FolderScan:
                 mode, size = info.st_mode, info.st_size
             _classify(scan, path, relative, mode, size, root=root)
         pending.extend((subfolder, ignores) for subfolder in reversed(subfolders))
+    if any(path.suffix.lower() in ASCIIDOC_SUFFIXES for path in scan.files):
+        included = included_pages(scan.files, root=root, read=functools.partial(
+            read_regular_file, root=root, follow_symlinks=follow_symlinks))
+        scan.files = [path for path in scan.files if path not in included]  # read where a page includes them
     return scan
 
 

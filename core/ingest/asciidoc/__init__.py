@@ -15,11 +15,12 @@ from pathlib import Path
 from core.errors import IngestSourceError
 from core.ingest.asciidoc.antora import component_of, is_unpublished, resource_path, served_page
 from core.ingest.asciidoc.blocks import to_markdown
+from core.ingest.asciidoc.books import included_pages
 from core.ingest.asciidoc.inline import inline
 from core.ingest.asciidoc.preprocess import SUFFIXES, Reader
 from core.ingest.text import decode_text
 
-__all__ = ["SUFFIXES", "asciidoc_markdown", "is_unpublished", "served_page"]
+__all__ = ["SUFFIXES", "asciidoc_markdown", "included_pages", "is_unpublished", "served_page"]
 
 #: What every page reads: the HTML backend's attributes, as a site built with Asciidoctor sets them.
 _BASE_ATTRIBUTES = {"backend": "html5", "backend-html5": "", "basebackend": "html", "basebackend-html": "",

@@ -293,3 +293,17 @@ def test_antora_xrefs_show_the_page_title_and_examples_from_the_family_root(tmp_
     assert "See Other Page and Usage." in text
     assert "```ruby\nrequire 'widget'\n```" in text
     assert "widget 2.0 ROOT" in text
+
+
+def test_a_book_s_chapters_are_read_where_the_book_includes_them(tmp_path: Path) -> None:
+    (tmp_path / "sections").mkdir()
+    (tmp_path / "book.adoc").write_text("= Book\n:chapters: .\n\ninclude::{chapters}/ch1.adoc[]\n")
+    (tmp_path / "ch1.adoc").write_text("== One\n\nIntro.\n\ninclude::sections/../sections/s1.adoc[]\n")
+    (tmp_path / "sections" / "s1.adoc").write_text("=== Install\n\nRun `x`.\n")
+    (tmp_path / "a.adoc").write_text("= A\n\ninclude::b.adoc[]\n")  # a loop no page reaches: both stay
+    (tmp_path / "b.adoc").write_text("= B\n\ninclude::a.adoc[]\n")
+    names = sorted(p.relative_to(tmp_path).as_posix() for p in scan_folder(tmp_path).files)
+    assert names == ["a.adoc", "b.adoc", "book.adoc"]
+    doc = load_file(tmp_path / "book.adoc", root=tmp_path)
+    assert [(s.headings, s.blocks) for s in doc.sections] == [
+        (["Book", "One"], ["Intro."]), (["Book", "One", "Install"], ["Run `x`."])]
