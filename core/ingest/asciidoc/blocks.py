@@ -10,6 +10,7 @@ entries, anchors, images and passthrough blocks show nothing.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from typing import NamedTuple
@@ -41,6 +42,8 @@ _BREAK = re.compile(r"^(?:'{3,}|<{3}|-{3}|\*{3}|_{3})[ \t]*$")
 _MARKER = r"(?:<(?:\d+|\.)>|<!--\d+-->)"
 _CALLOUT = re.compile(rf"[ \t]*(?:(?:(?<=\s)|^)(?://|#|;;|--)[ \t]*)?{_MARKER}(?:[ \t]*{_MARKER})*[ \t]*$")
 _CODE_STYLES = frozenset({"source", "listing", "literal"})
+#: Blocks inside blocks are read this deep.
+_MAX_DEPTH = 16
 
 
 class _Attributes(NamedTuple):
@@ -68,7 +71,7 @@ def to_markdown(lines: list[str], *, attributes: dict[str, str],
 
 class _Converter:
     def __init__(self, *, attributes: dict[str, str], titles: dict[str, str],
-                 page_title: Callable[[str], str | None], parts: bool = False) -> None:
+                 page_title: Callable[[str], str | None], parts: bool = False, depth: int = 0) -> None:
         self.attributes = attributes
         self.titles = titles
         self.page_title = page_title
@@ -76,10 +79,17 @@ class _Converter:
         self.parts = parts
         self.numbers: dict[int, int] = {}
         self.attached = False
+        self.delimiters: dict[str, list[int]] = {}
+        self.depth = depth
 
     def convert(self, lines: list[str]) -> list[str]:
         """Markdown for ``lines``, a page or a compound block's inside."""
         out: list[str] = []
+        # Where each delimiter is, so a block finds its end at once (a page of unclosed ones stays linear).
+        self.delimiters = {}
+        for j, line in enumerate(lines):
+            if _DELIMITER.match(line):
+                self.delimiters.setdefault("```" if line.startswith("```") else line.rstrip(), []).append(j)
         block = _Attributes("", [], {}, set())
         title = ""
         k = 0
@@ -129,7 +139,8 @@ class _Converter:
         return inline(text, self.attributes, self.titles, self.page_title)
 
     def _inner(self) -> _Converter:
-        return _Converter(attributes=self.attributes, titles=self.titles, page_title=self.page_title)
+        return _Converter(attributes=self.attributes, titles=self.titles, page_title=self.page_title,
+                          depth=self.depth + 1)
 
     def _block(self, lines: list[str], k: int, block: _Attributes, title: str, out: list[str], *,
                header: bool) -> int:
@@ -183,7 +194,8 @@ class _Converter:
         """Reads a delimited block (``----``, ``====``, ``|===`` ...) into ``out``."""
         opening = lines[k].rstrip()
         closing = "```" if opening.startswith("```") else opening
-        end = next((j for j in range(k + 1, len(lines)) if lines[j].rstrip() == closing), len(lines))
+        after = bisect.bisect_right(self.delimiters.get(closing, []), k)
+        end = self.delimiters[closing][after] if after < len(self.delimiters.get(closing, [])) else len(lines)
         inside = lines[k + 1:end]
         char = opening[0]
         if opening.startswith("```") or (char in "-." and opening != "--") or (
@@ -229,6 +241,8 @@ class _Converter:
 
     def _compound(self, inside: list[str], block: _Attributes, title: str) -> list[str]:
         """An example, sidebar, quote or open block: its blocks; a note's kind opens its first line."""
+        if self.depth >= _MAX_DEPTH:
+            return ["", *inside, ""]  # blocks in blocks this deep: their lines as they are
         converted = self._inner().convert(inside)
         kind = block.style.upper()
         if kind not in _ADMONITIONS:

@@ -35,6 +35,8 @@ _COMMENT_BLOCK = re.compile(r"^/{4,}[ \t]*$")
 _VERBATIM_BLOCK = re.compile(r"^(?:-{4,}|\.{4,}|\+{4,}|`{3}.*)[ \t]*$")
 #: Includes inside includes are read this deep; what all of them add stops at ``_MAX_LINES``.
 _MAX_DEPTH = 8
+#: An ``ifeval`` longer than this is not read (it holds): a comparison is short.
+_MAX_EXPRESSION = 400
 _MAX_LINES = 200_000
 
 
@@ -199,7 +201,7 @@ def _level_offset(lines: list[str], offset: str) -> list[str]:
 
 def _evaluated(expression: str) -> bool:
     """An ``ifeval`` comparison of numbers or quoted strings; one it cannot read holds."""
-    match = _COMPARISON.match(expression)
+    match = _COMPARISON.match(expression) if len(expression) <= _MAX_EXPRESSION else None
     if match is None:
         return True
     left, right = _value(match["left"]), _value(match["right"])

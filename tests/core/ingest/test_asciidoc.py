@@ -307,3 +307,9 @@ def test_a_book_s_chapters_are_read_where_the_book_includes_them(tmp_path: Path)
     doc = load_file(tmp_path / "book.adoc", root=tmp_path)
     assert [(s.headings, s.blocks) for s in doc.sections] == [
         (["Book", "One"], ["Intro."]), (["Book", "One", "Install"], ["Run `x`."])]
+
+
+def test_blocks_nested_deep_or_never_closed_are_read_without_failing(tmp_path: Path) -> None:
+    nested = [("=" * (4 + i)) for i in range(200)] + [("=" * (4 + i)) for i in reversed(range(200))]
+    text = _markdown("\n".join([*nested, *["----"] * 3, "ifeval::[" + "x" * 1000 + " == y]", "Shown."]), tmp_path)
+    assert text.endswith("Shown.")
