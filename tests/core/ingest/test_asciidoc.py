@@ -312,5 +312,6 @@ def test_a_book_s_chapters_are_read_where_the_book_includes_them(tmp_path: Path)
 def test_blocks_nested_deep_or_never_closed_are_read_without_failing(tmp_path: Path) -> None:
     nested = [("=" * (4 + i)) for i in range(200)] + [("=" * (4 + i)) for i in reversed(range(200))]
     unread = "ifeval::[" + "x" * 1000 + " == y]"  # too long to read: it holds
-    text = _markdown("\n".join([*nested, "----", "----", unread, "Shown.", "", "====", "Never closed."]), tmp_path)
+    lines = [*nested, "----", "----", unread, "Shown.", "", "====", "Never closed."]
+    text = _markdown("\n".join(lines), tmp_path)
     assert "Shown." in text and text.endswith("Never closed.")
