@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from core.ingest.asciidoc.attributes import entry, substituted
@@ -28,6 +28,7 @@ _ANCHOR = re.compile(r"^\[\[(?P<id>[\w:.-]+)(?:,[^\]]*)?\]\][ \t]*$")
 _GIVEN_ID = re.compile(r"^\[[\w.%-]*#(?P<id>[\w:-]+)[^\]]*\][ \t]*$")
 _BLOCK_TITLE = re.compile(r"^\.(?![.\s])(?P<title>.+)$")
 _DELIMITER = re.compile(r"^(?:-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,}|--|[|,:!]={3,}|`{3}.*)[ \t]*$")
+_VERBATIM = re.compile(r"^(?:-{4,}|\.{4,}|\+{4,}|/{4,}|`{3}.*)$")
 _COMMENT = re.compile(r"^//(?!/)|^//$")
 _ADMONITION = re.compile(r"^(?P<kind>NOTE|TIP|IMPORTANT|WARNING|CAUTION):[ \t]+(?P<text>.*)$")
 _ADMONITIONS = frozenset({"NOTE", "TIP", "IMPORTANT", "WARNING", "CAUTION"})
@@ -230,9 +231,11 @@ class _Converter:
 
         def cell(text: str) -> str:
             lines = text.split("\n")
-            if any(_DELIMITER.match(line) or _BLOCK_ATTRIBUTES.match(line) for line in lines):
+            if any(_DELIMITER.match(line) or _BLOCK_ATTRIBUTES.match(line) or _is_list_item(line)
+                   for line in lines):
                 return _flat(self._inner().convert(lines)).replace("|", "\\|")  # an ``a|`` cell's blocks
-            words = " ".join(line.strip().removesuffix(" +") for line in lines if line.strip())
+            # A line break (`` +``) in a cell parts what it lists: "Windows 10; Windows Server 2019".
+            words = " ".join(re.sub(r" \+$", ";", line.strip()) for line in lines if line.strip())
             return self._inline(words).replace("|", "\\|")
 
         table = markdown_table(_uncommented(inside), options=options, cols=block.named.get("cols", ""),
@@ -279,7 +282,21 @@ def _items(lines: list[str]) -> list[str]:
 
 def _has_parts(lines: list[str]) -> bool:
     """Whether a page is a book of parts: level-0 titles (``= Part``) after its own."""
-    return sum(1 for line in lines if line.startswith("= ") and _HEADING.match(line)) > 1
+    return sum(1 for line in _outside_verbatim(lines) if line.startswith("= ") and _HEADING.match(line)) > 1
+
+
+def _outside_verbatim(lines: list[str]) -> Iterator[str]:
+    """The lines outside code, passthrough and comment blocks (their opening delimiters kept): a
+    ``= Title`` in a listing is code."""
+    closing = ""
+    for line in lines:
+        stripped = line.rstrip()
+        if closing:
+            closing = "" if stripped == closing else closing
+        else:
+            if _VERBATIM.match(stripped):
+                closing = "```" if stripped.startswith("```") else stripped
+            yield line  # an opening delimiter too: a block's title and id are over it
 
 
 def _uncommented(lines: list[str]) -> list[str]:
@@ -294,6 +311,9 @@ def _uncommented(lines: list[str]) -> list[str]:
     return kept
 
 
+_MARKDOWN_ITEM = re.compile(r"^\s*(?:-|\d+\.)\s+(.*\S)")
+
+
 def _flat(markdown: list[str]) -> str:
     """A table cell's blocks on one line: prose as it is, code in a code span."""
     parts: list[str] = []
@@ -306,8 +326,9 @@ def _flat(markdown: list[str]) -> str:
         elif code is not None:
             code.append(line)
         elif line.strip():
-            parts.append(line.strip())
-    return " ".join(parts)
+            item = _MARKDOWN_ITEM.match(line)
+            parts.append(f"{item[1]};" if item else line.strip())  # a list's items, one after another
+    return " ".join(parts).removesuffix(";")
 
 
 def _paragraph(lines: list[str], k: int) -> int:
@@ -343,6 +364,7 @@ def _unindented(lines: list[str]) -> list[str]:
 
 def _fenced(code: list[str], language: str, title: str) -> list[str]:
     fence = "~~~~" if any(line.lstrip().startswith("```") for line in code) else "```"
+    title = title.replace("&lt;", "<").replace("&gt;", ">")  # a fence's info is not decoded as prose is
     info = language + (f' title="{title}"' if title and '"' not in title else "")
     return ["", f"{fence}{info}", *code, fence, ""]
 
@@ -372,7 +394,7 @@ def _section_titles(lines: list[str], attributes: dict[str, str]) -> dict[str, s
     separator = attributes.get("idseparator", "_")
     titles: dict[str, str] = {}
     anchor = block_title = ""
-    for line in lines:
+    for line in _outside_verbatim(lines):
         if (given := _ANCHOR.match(line) or _GIVEN_ID.match(line)) is not None:
             anchor = given["id"]
         elif (titled := _BLOCK_TITLE.match(line)) is not None:

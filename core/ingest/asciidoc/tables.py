@@ -116,9 +116,11 @@ def _names_columns(rows: list[list[str]]) -> bool:
     cell a line, so Asciidoctor does not make it the header): "Property Name", "Default Value",
     "Type", over rows of values. Each piece of a long table repeats its header: without one, its rows
     were read without their columns' names."""
-    first = rows[0]
-    return len(rows) > 2 and len(first) > 1 and all(
-        _COLUMN_NAME.match(cell) and len(cell.split()) <= 4 for cell in first)
+    def names(row: list[str]) -> bool:
+        return all(_COLUMN_NAME.match(cell) and len(cell.split()) <= 4 for cell in row)
+
+    # A grid of names ("C", "C++", "Clojure" over more of them) has no header: other rows are alike.
+    return len(rows) > 2 and len(rows[0]) > 1 and names(rows[0]) and not any(names(row) for row in rows[1:])
 
 
 def _implicit_header(lines: list[str], width: int, separator: str) -> bool:

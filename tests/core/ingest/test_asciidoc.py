@@ -276,9 +276,16 @@ a|
 ----
 path = '/x'
 ----
+
+|`os`
+a|
+* Debian
+* Fedora +
+or Ubuntu
 |===
 """, tmp_path)
-    assert text == ("| Property | Default |\n|---|---|\n| `port` | 8080 |\n| `path` | `path = '/x'` |")
+    assert text == ("| Property | Default |\n|---|---|\n| `port` | 8080 |\n| `path` | `path = '/x'` |\n"
+                    "| `os` | Debian; Fedora or Ubuntu |")
 
 
 def test_antora_xrefs_show_the_page_title_and_examples_from_the_family_root(tmp_path: Path) -> None:
@@ -315,3 +322,30 @@ def test_blocks_nested_deep_or_never_closed_are_read_without_failing(tmp_path: P
     lines = [*nested, "----", "----", unread, "Shown.", "", "====", "Never closed."]
     text = _markdown("\n".join(lines), tmp_path)
     assert "Shown." in text and text.endswith("Never closed.")
+
+
+def test_a_listing_s_title_line_a_grid_of_names_and_a_code_title_are_read_as_shown(tmp_path: Path) -> None:
+    text = _markdown("""= Page
+
+[,asciidoc]
+----
+= Not a part
+----
+
+== Section
+
+[cols="3*"]
+|===
+|C |C++ |Clojure
+|Delphi |Erlang |Go
+|Groovy |Java |Lua
+|===
+
+.pandoc < 2.11
+----
+$ pandoc
+----
+""", tmp_path)
+    assert "\n## Section" in text  # the listing's "= Not a part" makes no book of parts
+    assert "|  |  |  |\n|---|---|---|\n| C | C++ | Clojure |" in text
+    assert '``` title="pandoc < 2.11"' in text
