@@ -231,8 +231,7 @@ class _Converter:
 
         def cell(text: str) -> str:
             lines = text.split("\n")
-            if any(_DELIMITER.match(line) or _BLOCK_ATTRIBUTES.match(line) or _is_list_item(line)
-                   for line in lines):
+            if _holds_blocks(lines):
                 return _flat(self._inner().convert(lines)).replace("|", "\\|")  # an ``a|`` cell's blocks
             # A line break (`` +``) in a cell parts what it lists: "Windows 10; Windows Server 2019".
             words = " ".join(re.sub(r" \+$", ";", line.strip()) for line in lines if line.strip())
@@ -256,6 +255,15 @@ class _Converter:
             return ["", label, "", *converted, ""]
         converted[first] = f"{label} {converted[first].strip()}"
         return ["", *converted, ""]
+
+
+def _holds_blocks(lines: list[str]) -> bool:
+    """Whether a table cell's lines hold blocks (``a|`` cells): code, a list, a note, attributes over a
+    block. A cell of one bracketed line (``["localhost:5701"]``) is text."""
+    written = [line for line in lines if line.strip()]
+    return any(_DELIMITER.match(line) or _is_list_item(line) or _ADMONITION.match(line)
+               or (_BLOCK_ATTRIBUTES.match(line) and k + 1 < len(written))
+               for k, line in enumerate(written))
 
 
 def _code_attached(lines: list[str], k: int) -> bool:
@@ -364,7 +372,8 @@ def _unindented(lines: list[str]) -> list[str]:
 
 def _fenced(code: list[str], language: str, title: str) -> list[str]:
     fence = "~~~~" if any(line.lstrip().startswith("```") for line in code) else "```"
-    title = title.replace("&lt;", "<").replace("&gt;", ">")  # a fence's info is not decoded as prose is
+    # A fence's info is not decoded as prose is, and may hold no backtick (```` ``` ```` would not open code).
+    title = title.replace("&lt;", "<").replace("&gt;", ">").replace("`", "")
     info = language + (f' title="{title}"' if title and '"' not in title else "")
     return ["", f"{fence}{info}", *code, fence, ""]
 

@@ -248,6 +248,10 @@ def test_a_page_of_plain_asciidoc_outside_antora(tmp_path: Path) -> None:
     (". One.\n+\nMore about one.\n. Two.", "1. One.\nMore about one.\n2. Two."),
     ("Copy <<ex-doc>>.\n\n.my-doc.adoc\n[#ex-doc,asciidoc]\n----\n= Title\n----", "Copy my-doc.adoc."),
     ("[tabs]\n====\nJava::\n+\n[source,java]\n----\nint x;\n----\n====", '```java title="Java"\nint x;\n```'),
+    # A fence's title holds no backtick; a cell of one bracketed line is text, a cell's note a note.
+    ("[tabs]\n====\nOld (`Api`)::\n+\n----\nx\n----\n====", '``` title="Old (Api)"\nx\n```'),
+    ("[cols=2*]\n|===\n|Default\n|[\"localhost\"]\n|Note\na|NOTE: Careful.\n|===",
+     '| Default | ["localhost"] |\n| Note | Note: Careful. |'),
     ("= Book\n:doctype: book\n\n= Part One\n\n== Chapter", "### Chapter"),  # a part is a section of the page
 ])
 def test_inline_markup_and_blocks_read_as_shown(tmp_path: Path, source: str, shown: str) -> None:
