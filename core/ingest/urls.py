@@ -109,10 +109,10 @@ def sphinx_url(relative_path: str, *, base_url: str) -> str:
     return f"{base_url.rstrip('/')}/{path}"
 
 
-def asciidoc_url(relative_path: str, *, base_url: str) -> str:
-    """Map an AsciiDoc page to its published URL: Antora's (``modules/ROOT/pages/install.adoc`` at
-    ``install.html``, another module's pages under its name), else the page's path as ``.html``."""
-    served = served_page(relative_path) or PurePosixPath(relative_path).with_suffix(".html").as_posix()
+def asciidoc_url(path: Path, relative_path: str, *, root: Path, base_url: str) -> str:
+    """Map an AsciiDoc page to its published URL under the site's ``base_url``: Antora's
+    (``served_page``), else the page's path as ``.html``."""
+    served = served_page(path, root=root) or PurePosixPath(relative_path).with_suffix(".html").as_posix()
     return f"{base_url.rstrip('/')}/{quote(served)}"
 
 
@@ -137,7 +137,8 @@ def document_url(path: Path, relative: str, *, base_url: str | None, front_matte
     if path.suffix.lower() == ".rst":
         return sphinx_url(relative, base_url=base_url)
     if path.suffix.lower() in ASCIIDOC_SUFFIXES:
-        return asciidoc_url(relative, base_url=base_url)
+        root = path.parents[len(PurePosixPath(relative).parts) - 1]
+        return asciidoc_url(path, relative, root=root, base_url=base_url)
     return docusaurus_url(
         relative,
         base_url=base_url,

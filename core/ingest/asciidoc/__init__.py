@@ -20,10 +20,11 @@ from core.ingest.asciidoc.inline import inline
 from core.ingest.asciidoc.preprocess import SUFFIXES, Reader
 from core.ingest.text import decode_text
 
-__all__ = ["SUFFIXES", "asciidoc_markdown", "included_pages", "is_unpublished", "served_page"]
+__all__ = ["BASE_ATTRIBUTES", "SUFFIXES", "asciidoc_markdown", "included_pages", "is_unpublished",
+           "served_page"]
 
 #: What every page reads: the HTML backend's attributes, as a site built with Asciidoctor sets them.
-_BASE_ATTRIBUTES = {"backend": "html5", "backend-html5": "", "basebackend": "html", "basebackend-html": "",
+BASE_ATTRIBUTES = {"backend": "html5", "backend-html5": "", "basebackend": "html", "basebackend-html": "",
                     "embedded": "", "asciidoctor": "", "safe-mode-name": "safe"}
 
 
@@ -37,7 +38,7 @@ def asciidoc_markdown(text: str, *, path: Path, root: Path, read: Callable[[Path
         read: reads a file inside the docs (refusing one outside them).
     """
     component = component_of(path, root=root)
-    attributes = {**_BASE_ATTRIBUTES, **(component.attributes if component else {}),
+    attributes = {**BASE_ATTRIBUTES, **(component.attributes if component else {}),
                   "docname": path.stem, "docfilesuffix": path.suffix}
     if component is not None:
         attributes["page-module"] = component.module_of(path) or "ROOT"

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from core.errors import IngestSourceError
+
 __all__ = ["Component", "component_of", "is_unpublished", "resource_path", "served_page"]
 
 #: What Antora calls each family of files in an include's resource ID, and the folder holding it.
@@ -27,58 +29,86 @@ _URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 
 
 class Component:
-    """An Antora component: the folder holding ``antora.yml``, its name and its attributes."""
+    """An Antora component: the folder holding ``antora.yml``, its name, version and attributes."""
 
-    def __init__(self, *, folder: Path, name: str, attributes: dict[str, str]) -> None:
+    def __init__(self, *, folder: Path, name: str, version: str, attributes: dict[str, str]) -> None:
         self.folder = folder
         self.name = name
+        self.version = version
         self.attributes = attributes
 
     def module_of(self, path: Path) -> str | None:
         """The module a file is in (``ROOT`` for ``modules/ROOT/pages/x.adoc``), or None."""
+        if not path.is_relative_to(self.folder):
+            return None
         parts = path.relative_to(self.folder).parts
         return parts[1] if len(parts) > 2 and parts[0] == "modules" else None
 
 
 def component_of(path: Path, *, root: Path) -> Component | None:
-    """The Antora component a file belongs to: the nearest folder above it, up to ``root``, holding
-    ``antora.yml`` and ``modules/``."""
+    """The Antora component a file is in: the nearest folder above it, up to ``root``, with ``antora.yml``
+    and ``modules/``."""
     for folder in path.parents:
         if not folder.is_relative_to(root):
             return None
-        if (folder / "antora.yml").is_file() and (folder / "modules").is_dir():
-            return _component(folder)
+        config = folder / "antora.yml"
+        if config.is_file() and (folder / "modules").is_dir():
+            try:
+                state = config.stat()
+            except OSError:
+                return None
+            return _component(folder, root, state.st_mtime_ns, state.st_size)
     return None
 
 
+#: ``antora.yml`` is a few lines: a bigger one is not read (its pages are, without its attributes).
+_MAX_CONFIG_BYTES = 1024 * 1024
+#: An attribute's value longer than this is left out: a version or an address is short.
+_MAX_VALUE_CHARS = 10_000
+
+
 @functools.lru_cache(maxsize=64)
-def _component(folder: Path) -> Component:
-    try:
-        config = yaml.safe_load((folder / "antora.yml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        config = None  # an unreadable antora.yml: its pages are still read, without its attributes
+def _component(folder: Path, root: Path, mtime_ns: int, size: int) -> Component:
+    """The component ``folder/antora.yml`` describes, cached while the file is unchanged."""
+    del mtime_ns  # only the cache's key: an edited antora.yml is read again
+    # Imported here: the loaders read AsciiDoc pages with this module.
+    from core.ingest.loaders import read_regular_file
+
+    config: Any = None
+    if size <= _MAX_CONFIG_BYTES:
+        try:  # inside the docs only, never through a link, and never a FIFO
+            config = yaml.safe_load(read_regular_file(folder / "antora.yml", root=root).decode("utf-8"))
+        except (IngestSourceError, UnicodeDecodeError, yaml.YAMLError, ValueError, TypeError,
+                RecursionError):
+            config = None  # unreadable or not YAML (``version: 2024-02-30``): pages are read without it
     config = config if isinstance(config, dict) else {}
     asciidoc = config.get("asciidoc")
     given = asciidoc.get("attributes") if isinstance(asciidoc, dict) else None
-    name, version = str(config.get("name") or ""), _attribute_value(config.get("version")) or ""
+    name = _attribute_value(config.get("name")) or ""
+    version = _attribute_value(config.get("version")) or ""
+    shown_version = _attribute_value(config.get("display_version")) or version
     # What Antora sets on every page of the component (``{page-component-version}`` in a title).
     attributes = {"env": "site", "env-site": "", "site-gen-antora": "", "page-component-name": name,
                   "page-component-version": version, "page-version": version,
-                  "page-component-display-version": str(config.get("display_version") or version),
-                  "page-component-title": str(config.get("title") or name)}
-    for name, value in (given if isinstance(given, dict) else {}).items():
+                  "page-component-display-version": shown_version,
+                  "page-component-title": _attribute_value(config.get("title")) or name}
+    for key, value in (given if isinstance(given, dict) else {}).items():
         if (shown := _attribute_value(value)) is not None:
-            attributes[str(name).lower()] = shown
-    return Component(folder=folder, name=name, attributes=attributes)
+            attributes[str(key).lower()] = shown
+    return Component(folder=folder, name=name, version=version, attributes=attributes)
 
 
 def _attribute_value(value: Any) -> str | None:
-    """An ``antora.yml`` attribute as pages read it: ``false`` unsets it, a trailing ``@`` is dropped."""
-    if value is False or value is None:
+    """An ``antora.yml`` value as pages read it: ``false`` unsets it, a trailing ``@`` is dropped.
+
+    Only a scalar is a value: a list or a mapping (or an alias bomb of them) is none.
+    """
+    if value is False or value is None or not isinstance(value, str | int | float | bool):
         return None
     if value is True:
         return ""
-    return str(value).removesuffix("@")
+    shown = str(value).removesuffix("@")
+    return shown if len(shown) <= _MAX_VALUE_CHARS else None
 
 
 def is_unpublished(path: Path, *, root: Path) -> bool:
@@ -122,16 +152,20 @@ def resource_path(target: str, *, including: Path, component: Component | None, 
     return component.folder / "modules" / module / family / PurePosixPath(match["path"].lstrip("/"))
 
 
-def served_page(relative: str) -> str | None:
-    """Where Antora serves an AsciiDoc page, from the component's folder: ``modules/ROOT/pages/a/b.adoc``
-    at ``a/b.html``, another module's pages under its name (``theme/x.html``); None for no page."""
-    parts = PurePosixPath(relative).parts
-    if "modules" not in parts:
+def served_page(path: Path, *, root: Path) -> str | None:
+    """Where Antora serves an AsciiDoc page, from the site's root; None for no page of a component.
+
+    ``modules/ROOT/pages/a/b.adoc`` of component ``pdf`` version ``2.3`` is at ``pdf/2.3/a/b.html``,
+    another module's pages under its name (``pdf/2.3/theme/x.html``); a component named ``ROOT``
+    and a version ``~`` take no part of the address.
+    """
+    component = component_of(path, root=root)
+    if component is None:
         return None
-    at = len(parts) - 1 - parts[::-1].index("modules")
-    inside = parts[at:]
-    if len(inside) < 4 or inside[2] != "pages":
+    parts = path.relative_to(component.folder).parts
+    if len(parts) < 4 or parts[0] != "modules" or parts[2] != "pages":
         return None
-    module = [] if inside[1] == "ROOT" else [inside[1]]
-    page = PurePosixPath(*inside[3:]).with_suffix(".html")
-    return "/".join([*module, page.as_posix()])
+    prefix = [part for part in (component.name, component.version) if part not in ("", "ROOT", "~")]
+    module = [] if parts[1] == "ROOT" else [parts[1]]
+    page = PurePosixPath(*parts[3:]).with_suffix(".html")
+    return "/".join([*prefix, *module, page.as_posix()])

@@ -8,29 +8,37 @@ what a page is, ``core.ingest.asciidoc.antora``), a file another page includes i
 
 from __future__ import annotations
 
-import re
+import posixpath
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from core.errors import IngestSourceError
 from core.ingest.asciidoc.antora import component_of
-from core.ingest.asciidoc.attributes import entry, substituted
-from core.ingest.asciidoc.preprocess import SUFFIXES
+from core.ingest.asciidoc.preprocess import SUFFIXES, Reader
 from core.ingest.text import decode_text
 
 __all__ = ["included_pages"]
 
-_INCLUDE = re.compile(r"^include::(?P<target>[^\[\s][^\[]*)\[[^\]]*\][ \t]*$", re.M)
-_ENTRY = re.compile(r"^:!?[\w][\w-]*!?:.*$", re.M)
 
+def included_pages(files: Iterable[Path], *, root: Path, read: Callable[[Path], bytes],
+                   attributes: dict[str, str]) -> set[Path]:
+    """The AsciiDoc files (outside Antora) that a page among ``files`` includes whole.
 
-def included_pages(files: Iterable[Path], *, root: Path, read: Callable[[Path], bytes]) -> set[Path]:
-    """The AsciiDoc files (outside Antora) that a page among ``files`` includes, as far down as
-    includes go from a page no one includes; a loop of files including each other, which no such
-    page reaches, stays: its files are pages."""
+    Only what a page shows counts: an include under a condition that does not hold, or in a
+    comment, does not; one picking lines or tags (``tag=summary``) leaves the file a page too.
+    Includes are followed down from the pages no one includes; a loop of files including each
+    other, which no such page reaches, stays: its files are pages.
+
+    Args:
+        files: the files found.
+        root: the folder ingested.
+        read: reads a file inside the docs.
+        attributes: those every page starts with.
+    """
     pages = {path for path in files
              if path.suffix.lower() in SUFFIXES and component_of(path, root=root) is None}
-    edges = {path: [target for target in _includes(path, read) if target in pages] for path in pages}
+    edges = {path: [target for target in _includes(path, root, read, attributes) if target in pages]
+             for path in pages}
     included = {target for targets in edges.values() for target in targets}
     reached: set[Path] = set()
     pending = [path for path in pages if path not in included]
@@ -42,29 +50,16 @@ def included_pages(files: Iterable[Path], *, root: Path, read: Callable[[Path], 
     return reached
 
 
-def _includes(path: Path, read: Callable[[Path], bytes]) -> list[Path]:
-    """The files a page includes, by the paths it writes (attributes it sets itself replaced)."""
+def _includes(path: Path, root: Path, read: Callable[[Path], bytes], attributes: dict[str, str]
+              ) -> list[Path]:
+    """The files a page includes whole, as the preprocessor reads its includes (not reading them)."""
     try:
         text = decode_text(read(path), name=str(path))
     except (IngestSourceError, OSError):
         return []
     if "include::" not in text:
         return []
-    attributes: dict[str, str] = {}
-    for line in _ENTRY.findall(text):
-        if (setting := entry(line)) is not None and setting[1] is not None:
-            attributes[setting[0]] = substituted(setting[1], attributes)
-    targets = (substituted(m["target"].strip(), attributes) for m in _INCLUDE.finditer(text))
-    return [Path(_normalised(path.parent / target)) for target in targets if "{" not in target]
-
-
-def _normalised(path: Path) -> str:
-    """``path`` with ``..`` and ``.`` resolved on paper: what a link points at needs no disk."""
-    parts: list[str] = []
-    for part in path.parts:
-        if part == "..":
-            if parts:
-                parts.pop()
-        elif part != ".":
-            parts.append(part)
-    return str(Path(*parts))
+    reader = Reader(root=root, read=read, component=None, attributes=dict(attributes), follow=False)
+    reader.lines(text, path=path)
+    # On paper: ``sections/../sections/a.adoc`` is the file the walk found as ``sections/a.adoc``.
+    return [Path(posixpath.normpath(target.as_posix())) for target in reader.includes]

@@ -21,8 +21,10 @@ from core.ingest.text import decode_text
 
 __all__ = ["SUFFIXES", "Reader"]
 
-#: AsciiDoc's file suffixes: what an include reads as AsciiDoc (other files are code, read as they are).
+#: AsciiDoc's file suffixes: pages of their own.
 SUFFIXES = frozenset({".adoc", ".asciidoc", ".asc"})
+#: What an include reads as AsciiDoc (Asciidoctor's list: a ``.txt`` too); other files are code.
+_INCLUDED_AS_ASCIIDOC = SUFFIXES | {".ad", ".txt"}
 _INCLUDE = re.compile(r"^(?P<escape>\\?)include::(?P<target>[^\[\s][^\[]*)\[(?P<attributes>[^\]]*)\][ \t]*$")
 _CONDITION = re.compile(
     r"^(?P<escape>\\?)(?P<kind>ifn?def|ifeval|endif)::(?P<names>[^\[]*)\[(?P<text>.*)\][ \t]*$")
@@ -30,27 +32,51 @@ _CONDITION = re.compile(
 _TAG = re.compile(r"\b(?P<kind>tag|end)::(?P<name>[\w*-]+)\[\]")
 #: An ``ifeval`` comparison: two values and an operator.
 _COMPARISON = re.compile(r"^\s*(?P<left>.+?)\s*(?P<op>==|!=|<=|>=|<|>)\s*(?P<right>.+?)\s*$")
-#: Blocks whose lines are never read as directives (comments), or as attribute entries (verbatim).
-_COMMENT_BLOCK = re.compile(r"^/{4,}[ \t]*$")
-_VERBATIM_BLOCK = re.compile(r"^(?:-{4,}|\.{4,}|\+{4,}|`{3}.*)[ \t]*$")
-#: Includes inside includes are read this deep; what all of them add stops at ``_MAX_LINES``.
+#: A line opening a block whose lines are never read as markup: a comment, code, a passthrough.
+_VERBATIM_BLOCK = re.compile(r"^(?:-{4,}|\.{4,}|\+{4,}|/{4,}|`{3}.*)$")
+#: A section title, whose level an include's or an entry's ``leveloffset`` moves.
+_TITLE = re.compile(r"^(=+)(?=[ \t]+\S)")
+#: Includes inside includes are read this deep; what all of them add stops at ``_MAX_CHARS``: a page
+#: including a big file over and over is no bigger than the biggest file ragbot reads.
 _MAX_DEPTH = 8
+_MAX_CHARS = 16 * 1024 * 1024
 #: An ``ifeval`` longer than this is not read (it holds): a comparison is short.
 _MAX_EXPRESSION = 400
-_MAX_LINES = 200_000
+#: An include re-indents its lines by this many spaces at most (``indent=``).
+_MAX_INDENT = 16
+
+
+def verbatim_closing(line: str, closing: str | None) -> str | None:
+    """The delimiter the lines after ``line`` are closed by: a comment's, code's or passthrough's, or None.
+
+    Args:
+        line: the line read.
+        closing: what closed the lines before it (None: they were not in such a block).
+    """
+    stripped = line.rstrip()
+    if closing is not None:
+        return None if stripped == closing else closing
+    if _VERBATIM_BLOCK.match(stripped):
+        return "```" if stripped.startswith("```") else stripped
+    return None
 
 
 class Reader:
     """Reads one page with what it includes, under the conditions it sets."""
 
     def __init__(self, *, root: Path, read: Callable[[Path], bytes], component: Component | None,
-                 attributes: dict[str, str]) -> None:
+                 attributes: dict[str, str], follow: bool = True) -> None:
         self._root = root
         self._read = read
         self._component = component
         #: The attributes set so far, page entries included: what conditions and targets read.
         self.attributes = attributes
-        self._lines = 0
+        #: Whether included files are read (else only named in ``includes``).
+        self._follow = follow
+        #: The files the page itself includes whole (no ``tag``, ``lines``), where its conditions hold.
+        self.includes: list[Path] = []
+        self._chars = 0
+        self._offset = 0  # the ``leveloffset`` in force
 
     def lines(self, text: str, *, path: Path, depth: int = 0) -> list[str]:
         """The lines of ``text`` (the file at ``path``), includes read and conditions applied."""
@@ -67,23 +93,29 @@ class Reader:
                 continue
             if not all(active):
                 continue
-            closing = _closing(line, closing)
+            closing = verbatim_closing(line, closing)
             include = _INCLUDE.match(line) if line.startswith(("include::", "\\include::")) else None
             if include is not None:
                 out.extend(self._included(include, path=path, depth=depth))
                 continue
             if closing is None and (setting := entry(line)) is not None:
                 self._set(*setting)
+            elif closing is None and self._offset and (title := _TITLE.match(line)) is not None:
+                line = _moved(line, title, self._offset)
             out.append(line[1:] if condition is not None else line)  # ``\ifdef::x[]`` shows as written
         return out
 
     def _set(self, name: str, value: str | None) -> None:
-        if value is None:
+        """Sets (or unsets) an attribute; ``leveloffset`` moves the titles after it."""
+        if name == "leveloffset":
+            self._offset = _offset(value or "0", self._offset)
+        elif value is None:
             self.attributes.pop(name, None)
         else:
             self.attributes[name] = substituted(value, self.attributes)
 
     def _condition(self, condition: re.Match[str], active: list[bool], out: list[str]) -> None:
+        """Opens or closes a condition; its one-line form shows its text when it holds."""
         kind = condition["kind"]
         if kind == "endif":
             if active:
@@ -97,6 +129,7 @@ class Reader:
         active.append(holds)
 
     def _holds(self, kind: str, names: str, text: str) -> bool:
+        """Whether a condition holds: ``a,b`` any of them set, ``a+b`` all of them."""
         if kind == "ifeval":
             return _evaluated(substituted(text, self.attributes))
         wanted = [n.strip().lower() for n in re.split(r"[,+]", names) if n.strip()]
@@ -105,33 +138,45 @@ class Reader:
         return defined if kind == "ifdef" else not defined
 
     def _included(self, include: re.Match[str], *, path: Path, depth: int) -> list[str]:
+        """The lines an include stands for: the file's, picked, re-indented, their titles moved."""
         if include["escape"]:
             return [include[0][1:]]
         target = substituted(include["target"].strip(), self.attributes)
         found = resource_path(target, including=path, component=self._component)
-        if found is None or depth >= _MAX_DEPTH or self._lines > _MAX_LINES:
+        options = _options(include["attributes"])
+        if found is not None and not self._follow:
+            if not {"tag", "tags", "lines"} & options.keys():
+                self.includes.append(found)
+            return []
+        if found is None or depth >= _MAX_DEPTH or self._chars > _MAX_CHARS:
             return []
         try:
             text = decode_text(self._read(found), name=str(found))
         except (IngestSourceError, OSError):
             return []  # not there to read: the site shows a warning, not text
-        options = _options(include["attributes"])
         lines = _selected(text.replace("\r\n", "\n").split("\n"), options)
-        self._lines += len(lines)
-        if found.suffix.lower() not in SUFFIXES:
-            return lines
-        lines = self.lines("\n".join(lines), path=found, depth=depth + 1)
-        return _level_offset(lines, options.get("leveloffset", ""))
+        self._chars += sum(len(line) + 1 for line in lines)
+        if self._chars > _MAX_CHARS or found.suffix.lower() not in _INCLUDED_AS_ASCIIDOC:
+            return lines if self._chars <= _MAX_CHARS else []
+        before, self._offset = self._offset, _offset(options.get("leveloffset", ""), self._offset)
+        try:
+            return self.lines("\n".join(lines), path=found, depth=depth + 1)
+        finally:
+            self._offset = before
 
 
-def _closing(line: str, closing: str | None) -> str | None:
-    """The delimiter the next lines are closed by: a verbatim or comment block's, or None."""
-    stripped = line.rstrip()
-    if closing is not None:
-        return None if stripped == closing else closing
-    if _COMMENT_BLOCK.match(stripped) or _VERBATIM_BLOCK.match(stripped):
-        return "```" if stripped.startswith("```") else stripped
-    return None
+def _offset(written: str, current: int) -> int:
+    """A ``leveloffset``: ``+1`` and ``-1`` move the one in force, ``2`` replaces it."""
+    if not re.fullmatch(r"[+-]?\d{1,2}", written.strip()):
+        return current
+    written = written.strip()
+    return current + int(written) if written[0] in "+-" else int(written)
+
+
+def _moved(line: str, title: re.Match[str], offset: int) -> str:
+    """A section title moved ``offset`` levels (``+1``: ``==`` becomes ``===``)."""
+    level = min(max(len(title[1]) - 1 + offset, 0), 5)
+    return "=" * (level + 1) + line[title.end():]
 
 
 def _options(written: str) -> dict[str, str]:
@@ -146,8 +191,9 @@ def _selected(lines: list[str], options: dict[str, str]) -> list[str]:
         lines = _line_ranges(lines, options["lines"])
     else:
         lines = _tagged(lines, options.get("tags") or options.get("tag") or "")
-    if options.get("indent", "").isdigit():
-        lines = textwrap.indent(textwrap.dedent("\n".join(lines)), " " * int(options["indent"])).split("\n")
+    if re.fullmatch(r"\d{1,4}", options.get("indent", "")):
+        indent = " " * min(int(options["indent"]), _MAX_INDENT)
+        lines = textwrap.indent(textwrap.dedent("\n".join(lines)), indent).split("\n")
     return lines
 
 
@@ -155,7 +201,7 @@ def _line_ranges(lines: list[str], ranges: str) -> list[str]:
     picked: list[str] = []
     for written in re.split(r"[;,]", ranges):
         first, _, last = written.strip().partition("..")
-        if not first.isdigit():
+        if not re.fullmatch(r"\d{1,9}", first) or len(last) > 9:
             continue
         # ``15..-1`` and ``15..`` run to the end
         end = int(last) if last.isdigit() else len(lines) if ".." in written else int(first)
@@ -182,21 +228,6 @@ def _tagged(lines: list[str], tags: str) -> list[str]:
         if not wanted or "**" in wanted or ("*" in wanted and inside) or wanted & set(inside):
             picked.append(line)
     return picked
-
-
-def _level_offset(lines: list[str], offset: str) -> list[str]:
-    """Section titles moved by an include's ``leveloffset`` (``+1``: ``==`` becomes ``===``)."""
-    if not re.fullmatch(r"[+-]?\d+", offset):
-        return lines
-    closing: str | None = None
-    for k, line in enumerate(lines):
-        closing = _closing(line, closing)
-        title = re.match(r"^(=+)(?=[ \t]+\S)", line) if closing is None else None
-        if title is not None:
-            level = len(title[1]) - 1
-            level = level + int(offset) if offset[0] in "+-" else int(offset)
-            lines[k] = "=" * (min(max(level, 0), 5) + 1) + line[title.end():]
-    return lines
 
 
 def _evaluated(expression: str) -> bool:

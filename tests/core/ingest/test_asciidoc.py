@@ -87,9 +87,9 @@ def _markdown(text: str, tmp_path: Path, name: str = "page.adoc") -> str:
 
 def test_an_antora_page_reads_its_includes_attributes_and_conditions(tmp_path: Path) -> None:
     root = _site(tmp_path)
-    doc = load_file(root / "modules/ROOT/pages/install.adoc", root=root, base_url="https://d.test/widget/2.0")
+    doc = load_file(root / "modules/ROOT/pages/install.adoc", root=root, base_url="https://d.test")
     assert doc.title == "Install Widget"
-    assert doc.url == "https://d.test/widget/2.0/install.html"
+    assert doc.url == "https://d.test/widget/2.0/install.html"  # the site's root, the component, its version
     assert doc.parser.startswith("asciidoc-1")
     blocks = {tuple(s.headings): s.blocks for s in doc.sections}
     assert blocks[("Install Widget",)] == [  # the author and revision lines show nothing
@@ -108,7 +108,8 @@ def test_antora_publishes_only_module_pages(tmp_path: Path) -> None:
     root = _site(tmp_path)
     names = sorted(p.relative_to(root).as_posix() for p in scan_folder(root).files)
     assert names == ["modules/ROOT/pages/install.adoc", "modules/guide/pages/usage.adoc"]
-    assert load_file(root / names[1], root=root, base_url="https://d.test").url == "https://d.test/guide/usage.html"
+    usage = load_file(root / names[1], root=root, base_url="https://d.test")
+    assert usage.url == "https://d.test/widget/2.0/guide/usage.html"
     # Asciidoctor's partial, outside Antora too
     assert is_unpublished(Path("docs/_x.adoc"), root=Path("docs"))
     assert not is_unpublished(tmp_path / "guide.adoc", root=tmp_path)
