@@ -12,23 +12,24 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
+import textwrap
+from collections.abc import Callable
 from typing import NamedTuple
 
 from core.ingest.asciidoc.attributes import entry, substituted
 from core.ingest.asciidoc.inline import inline
+from core.ingest.asciidoc.preprocess import verbatim_closing
+from core.ingest.asciidoc.sections import after_header, has_parts, section_title, section_titles
 from core.ingest.asciidoc.tables import markdown_table
+from core.ingest.document import fenced
+from core.ingest.markdown import titled_fence
 
 __all__ = ["to_markdown"]
 
-_HEADING = re.compile(r"^(?P<marks>={1,6}|#{1,6})[ \t]+(?P<title>\S.*?)(?:[ \t]+(?P=marks))?[ \t]*$")
 _BLOCK_ATTRIBUTES = re.compile(r"^\[(?P<a>(?:[^\[\]]|\[[^\]]*\])*)\][ \t]*$")
 _ANCHOR = re.compile(r"^\[\[(?P<id>[\w:.-]+)(?:,[^\]]*)?\]\][ \t]*$")
-#: An id given in a block's attribute line: ``[#install]``, ``[source#app,ruby]``, ``[#ex,asciidoc]``.
-_GIVEN_ID = re.compile(r"^\[[\w.%-]*#(?P<id>[\w:-]+)[^\]]*\][ \t]*$")
 _BLOCK_TITLE = re.compile(r"^\.(?![.\s])(?P<title>.+)$")
 _DELIMITER = re.compile(r"^(?:-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,}|--|[|,:!]={3,}|`{3}.*)[ \t]*$")
-_VERBATIM = re.compile(r"^(?:-{4,}|\.{4,}|\+{4,}|/{4,}|`{3}.*)$")
 _COMMENT = re.compile(r"^//(?!/)|^//$")
 _ADMONITION = re.compile(r"^(?P<kind>NOTE|TIP|IMPORTANT|WARNING|CAUTION):[ \t]+(?P<text>.*)$")
 _ADMONITIONS = frozenset({"NOTE", "TIP", "IMPORTANT", "WARNING", "CAUTION"})
@@ -37,12 +38,17 @@ _NUMBERED = re.compile(r"^[ \t]*(?P<marks>\.{1,5})[ \t]+(?P<text>\S.*)$")
 _EXPLICIT_NUMBER = re.compile(r"^[ \t]*(?P<n>\d{1,9}|[a-zA-Z])\.[ \t]+(?P<text>\S.*)$")
 _CALLOUT_ITEM = re.compile(r"^<(?:\d+|\.)>[ \t]+(?P<text>.*)$")
 _TERM = re.compile(r"^(?P<term>[^\s/].*?)(?P<marks>:{2,4}|;;)(?:[ \t]+(?P<text>.*))?$")
-_BLOCK_MACRO = re.compile(r"^[a-z][\w-]*::\S*\[.*\][ \t]*$")
+_BLOCK_MACRO = re.compile(r"^[a-z][\w-]*::[^\s\[]*\[.*\][ \t]*$")
 _BREAK = re.compile(r"^(?:'{3,}|<{3}|-{3}|\*{3}|_{3})[ \t]*$")
 #: A callout marker ending a line of code: ``<1>``, ``// <1>``, ``# <2>``, ``<!--3-->``, ``;; <1>``.
 _MARKER = r"(?:<(?:\d+|\.)>|<!--\d+-->)"
-_CALLOUT = re.compile(rf"[ \t]*(?:(?:(?<=\s)|^)(?://|#|;;|--)[ \t]*)?{_MARKER}(?:[ \t]*{_MARKER})*[ \t]*$")
+_CALLOUT = re.compile(rf"[ \t]*(?:(?:(?<=\s)|^)(?://|#|;;|--)[ \t]*)?{_MARKER}(?:[ \t]*{_MARKER})*$")
+_ENDS_WITH_MARKER = re.compile(rf"{_MARKER}$")
+#: Callouts are looked for in a line's last characters only: a marker and its comment are short.
+_CALLOUT_WINDOW = 200
 _CODE_STYLES = frozenset({"source", "listing", "literal"})
+#: Blocks the site does not show: a comment, raw HTML passed through.
+_HIDDEN_STYLES = frozenset({"comment", "pass"})
 #: Blocks inside blocks are read this deep.
 _MAX_DEPTH = 16
 
@@ -65,8 +71,8 @@ def to_markdown(lines: list[str], *, attributes: dict[str, str],
         attributes: those set before its first line.
         page_title: the title of a page an ``xref`` names.
     """
-    converter = _Converter(attributes=dict(attributes), titles=_section_titles(lines, attributes),
-                           page_title=page_title, parts=_has_parts(lines))
+    converter = _Converter(attributes=dict(attributes), titles=section_titles(lines, attributes),
+                           page_title=page_title, parts=has_parts(lines))
     return "\n".join(converter.convert(lines))
 
 
@@ -86,11 +92,7 @@ class _Converter:
     def convert(self, lines: list[str]) -> list[str]:
         """Markdown for ``lines``, a page or a compound block's inside."""
         out: list[str] = []
-        # Where each delimiter is, so a block finds its end at once (a page of unclosed ones stays linear).
-        self.delimiters = {}
-        for j, line in enumerate(lines):
-            if _DELIMITER.match(line):
-                self.delimiters.setdefault("```" if line.startswith("```") else line.rstrip(), []).append(j)
+        self.delimiters = _delimiters(lines)
         block = _Attributes("", [], {}, set())
         title = ""
         k = 0
@@ -116,6 +118,7 @@ class _Converter:
                 continue
             if (titled := _BLOCK_TITLE.match(line)) is not None:
                 title = self._inline(titled["title"])
+                self.numbers = {}  # a titled list is a list of its own
                 continue
             if (tab := _TERM.match(line)) is not None and not tab["text"] and _code_attached(lines, k):
                 title = self._inline(tab["term"].strip())  # a tab (``Java::``, ``+``) titles its code
@@ -147,23 +150,30 @@ class _Converter:
                header: bool) -> int:
         """Reads the block starting at ``lines[k]`` into ``out``; returns where the next starts."""
         line = lines[k]
+        if (heading := section_title(lines, k)) is not None:
+            level = heading.level + 1
+            level = min(level + 1, 6) if self.parts and not (level == 1 and header) else level
+            out.extend(["", f"{'#' * level} {self._inline(heading.title)}", ""])
+            return after_header(lines, k + 1) if level == 1 and header else k + heading.lines
         if _DELIMITER.match(line):
             return self._delimited(lines, k, block, title, out)
-        if (heading := _HEADING.match(line)) is not None:
-            level = len(heading["marks"])
-            level = min(level + 1, 6) if self.parts and not (level == 1 and header) else level
-            out.extend(["", f"{'#' * level} {self._inline(heading['title'])}", ""])
-            return _after_header(lines, k + 1) if level == 1 and header else k + 1
-        if _BLOCK_MACRO.match(line):
+        if _BLOCK_MACRO.match(line) and not line.startswith("include::"):  # an escaped include is text
             return k + 1  # an image, a video, a table of contents: nothing to read
-        paragraph = _paragraph(lines, k)
         if block.style in _CODE_STYLES or (line[:1] in " \t" and not _is_list_item(line)):
+            end = next((j for j in range(k, len(lines)) if not lines[j].strip()), len(lines))
             language = block.positional[1] if block.style == "source" and len(block.positional) > 1 else ""
-            out.extend(_fenced(self._code_lines(_unindented(lines[k:paragraph]), block), language, title))
+            code = textwrap.dedent("\n".join(lines[k:end])).split("\n")
+            out.extend(_fenced(self._code_lines(code, block), language, title))
+            return end  # a code paragraph runs to a blank line: its ``#`` and ``//`` lines are code
+        paragraph = _paragraph(lines, k)
+        if block.style in _HIDDEN_STYLES:
             return paragraph
         if title:
             out.extend([f"{title.rstrip(':')}:", ""])
         kind = block.style.upper() if block.style.upper() in _ADMONITIONS else ""
+        start = block.named.get("start", "")
+        if re.fullmatch(r"\d{1,6}", start):
+            self.numbers = {1: int(start) - 1}  # ``[start=4]``: the list's first number
         for n, item in enumerate(_items(lines[k:paragraph])):
             out.append(self._line(item, kind=kind if n == 0 else ""))
         return paragraph
@@ -199,6 +209,10 @@ class _Converter:
         end = self.delimiters[closing][after] if after < len(self.delimiters.get(closing, [])) else len(lines)
         inside = lines[k + 1:end]
         char = opening[0]
+        if not self.attached:
+            self.numbers = {}  # a block between two lists parts them
+        if block.style in _HIDDEN_STYLES:
+            return end + 1
         if opening.startswith("```") or (char in "-." and opening != "--") or (
                 opening == "--" and block.style in _CODE_STYLES):
             out.extend(self._code(inside, opening, block, title))
@@ -218,9 +232,11 @@ class _Converter:
 
     def _code_lines(self, code: list[str], block: _Attributes) -> list[str]:
         """Lines of code without their callout markers, attributes replaced when ``subs`` says so."""
-        code = [_CALLOUT.sub("", line) for line in code]
+        code = [_without_callout(line) for line in code]
         if "attributes" in block.named.get("subs", ""):
             code = [substituted(line, self.attributes) for line in code]
+        if re.fullmatch(r"\d{1,2}", indent := block.named.get("indent", "")):  # ``[source,java,indent=0]``
+            code = textwrap.indent(textwrap.dedent("\n".join(code)), " " * int(indent)).split("\n")
         return code
 
     def _table(self, inside: list[str], separator: str, block: _Attributes, title: str) -> list[str]:
@@ -277,46 +293,60 @@ def _code_attached(lines: list[str], k: int) -> bool:
 
 
 def _items(lines: list[str]) -> list[str]:
-    """A paragraph's lines joined into one per list item (or one for the paragraph): a link, a cross
-    reference or bold text may run over two lines."""
-    items: list[str] = []
+    """A paragraph's lines joined into one per list item (or one for the paragraph).
+
+    A link, a cross reference or bold text may run over two lines. `` +`` ending a line breaks it.
+    """
+    items: list[list[str]] = []
     for line in lines:
         if items and not _is_list_item(line) and not _TERM.match(line) and not _ADMONITION.match(line):
-            items[-1] = f"{items[-1].rstrip().removesuffix(' +')} {line.strip()}"  # `` +``: a line break
+            items[-1][-1] = items[-1][-1].rstrip().removesuffix(" +")
+            items[-1].append(line.strip())
         else:
-            items.append(line)
-    return items
+            items.append([line])
+    return [" ".join(parts) for parts in items]
 
 
-def _has_parts(lines: list[str]) -> bool:
-    """Whether a page is a book of parts: level-0 titles (``= Part``) after its own."""
-    return sum(1 for line in _outside_verbatim(lines) if line.startswith("= ") and _HEADING.match(line)) > 1
+def _delimiters(lines: list[str]) -> dict[str, list[int]]:
+    """Where each delimiter is, so a block finds its end at once (a page of unclosed ones stays linear).
 
-
-def _outside_verbatim(lines: list[str]) -> Iterator[str]:
-    """The lines outside code, passthrough and comment blocks (their opening delimiters kept): a
-    ``= Title`` in a listing is code."""
-    closing = ""
-    for line in lines:
-        stripped = line.rstrip()
-        if closing:
-            closing = "" if stripped == closing else closing
-        else:
-            if _VERBATIM.match(stripped):
-                closing = "```" if stripped.startswith("```") else stripped
-            yield line  # an opening delimiter too: a block's title and id are over it
+    Lines inside code, a passthrough or a comment are no delimiters: a listing showing ``====``
+    does not close the example around it. Nor is a two-line title's underline.
+    """
+    found: dict[str, list[int]] = {}
+    closing: str | None = None
+    underline = -1
+    for j, line in enumerate(lines):
+        if closing is None and j != underline and (heading := section_title(lines, j)) is not None:
+            underline = j + heading.lines - 1
+            continue
+        if j == underline or (closing is not None and line.rstrip() != closing) or not _DELIMITER.match(line):
+            continue
+        found.setdefault("```" if line.startswith("```") else line.rstrip(), []).append(j)
+        closing = verbatim_closing(line, closing)
+    return found
 
 
 def _uncommented(lines: list[str]) -> list[str]:
-    """Lines without comments: ``// a line`` and ``////`` blocks."""
+    """Lines without comments (``// a line``, ``////`` blocks), but a comment in code is code."""
     kept: list[str] = []
-    inside = False
+    closing: str | None = None
     for line in lines:
-        if line.startswith("////") and not line.strip("/ \t"):
-            inside = not inside
-        elif not inside and not _COMMENT.match(line):
-            kept.append(line)
+        opened, closing = closing, verbatim_closing(line, closing)
+        if (opened or closing or "").startswith("////") or (opened is None and _COMMENT.match(line)):
+            continue
+        kept.append(line)
     return kept
+
+
+def _without_callout(line: str) -> str:
+    """A line of code without the callout markers ending it (``// <1>``)."""
+    stripped = line.rstrip()
+    if not stripped.endswith(">") or not _ENDS_WITH_MARKER.search(stripped[-_CALLOUT_WINDOW:]):
+        return line
+    window = stripped[-_CALLOUT_WINDOW:]
+    marker = _CALLOUT.search(window)
+    return stripped[:len(stripped) - len(window) + marker.start()] if marker else line
 
 
 _MARKDOWN_ITEM = re.compile(r"^\s*(?:-|\d+\.)\s+(.*\S)")
@@ -343,18 +373,10 @@ def _paragraph(lines: list[str], k: int) -> int:
     """Where the paragraph (or list item's lines) starting at ``lines[k]`` ends."""
     j = k + 1
     while j < len(lines) and lines[j].strip() and lines[j].rstrip() != "+" and not any(
-            pattern.match(lines[j]) for pattern in (_DELIMITER, _BLOCK_ATTRIBUTES, _HEADING, _COMMENT)):
+            pattern.match(lines[j]) for pattern in (_DELIMITER, _BLOCK_ATTRIBUTES, _COMMENT)) \
+            and section_title(lines, j) is None:
         j += 1
     return j
-
-
-def _after_header(lines: list[str], k: int) -> int:
-    """Where a document's header ends: past its author and revision lines (two at most, before a blank)."""
-    for _ in range(2):
-        if k < len(lines) and lines[k].strip() and not entry(lines[k]) and not _COMMENT.match(lines[k]) \
-                and not _BLOCK_ATTRIBUTES.match(lines[k]):
-            k += 1
-    return k
 
 
 def _is_list_item(line: str) -> bool:
@@ -365,17 +387,12 @@ def _is_prose(line: str) -> bool:
     return not line.startswith(("```", "~~~", "|", "#", "- ", "  ")) and not re.match(r"\d+\. ", line)
 
 
-def _unindented(lines: list[str]) -> list[str]:
-    indent = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
-    return [line[indent:] for line in lines]
-
-
 def _fenced(code: list[str], language: str, title: str) -> list[str]:
-    fence = "~~~~" if any(line.lstrip().startswith("```") for line in code) else "```"
-    # A fence's info is not decoded as prose is, and may hold no backtick (```` ``` ```` would not open code).
-    title = title.replace("&lt;", "<").replace("&gt;", ">").replace("`", "")
-    info = language + (f' title="{title}"' if title and '"' not in title else "")
-    return ["", f"{fence}{info}", *code, fence, ""]
+    """Code as a fenced block, its title (a block's) shown above it."""
+    opening, *rest = fenced("\n".join(code), language).split("\n")
+    # A fence's info is not decoded as prose is, and holds no backtick: Markdown reads no fence there.
+    shown = title.replace("&lt;", "<").replace("&gt;", ">").replace("`", "")
+    return ["", titled_fence(opening, shown or None), *rest, ""]
 
 
 def _read_attributes(written: str) -> _Attributes:
@@ -396,27 +413,3 @@ def _read_attributes(written: str) -> _Attributes:
     return _Attributes(style, positional, named, options)
 
 
-def _section_titles(lines: list[str], attributes: dict[str, str]) -> dict[str, str]:
-    """Each section's title by its id (the one an anchor over it gives, and the one Asciidoctor
-    makes), and each titled block's by the id it is given."""
-    prefix = attributes.get("idprefix", "_")
-    separator = attributes.get("idseparator", "_")
-    titles: dict[str, str] = {}
-    anchor = block_title = ""
-    for line in _outside_verbatim(lines):
-        if (given := _ANCHOR.match(line) or _GIVEN_ID.match(line)) is not None:
-            anchor = given["id"]
-        elif (titled := _BLOCK_TITLE.match(line)) is not None:
-            block_title = titled["title"]
-        elif (heading := _HEADING.match(line)) is not None:
-            title = inline(heading["title"], attributes, {})
-            words = re.sub(r"[^\w\s.-]", "", title.lower())
-            made = prefix + re.sub(r"[\s_.-]+", separator, words).strip(separator)
-            titles.setdefault(made, title)
-            titles.setdefault(anchor or made, title)
-            anchor = block_title = ""
-        elif line.strip():
-            if anchor and block_title:
-                titles.setdefault(anchor, inline(block_title, attributes, {}))
-            anchor = block_title = ""
-    return titles

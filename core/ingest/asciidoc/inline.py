@@ -16,34 +16,44 @@ from core.ingest.asciidoc.attributes import substituted
 
 __all__ = ["humanized", "inline"]
 
-#: Text no other markup is read in: ``+++x+++``, ``pass:[x]``, ```+x+``` (code), ``+x+``.
+# Every pattern below is linear in its text: what a macro's brackets hold stops at the next bracket
+# and runs so far at most, so a page of openers never closed (``image:a[ image:a[ ...``) is read at once.
+#: Text no other markup is read in: ``+++x+++``, ``$$x$$``, ``pass:[x]``, ```+x+``` (code), ``+x+``.
 _PASSTHROUGH = re.compile(
-    r"\+\+\+(?P<triple>.+?)\+\+\+|\$\$(?P<dollars>.+?)\$\$|pass:[a-z,]*\[(?P<macro>(?:[^\]\\]|\\.)*)\]"
-    r"|(?<![\w`])`\+(?P<code>[^\n]+?)\+`(?![\w`])|(?<![\w+\\])\+(?=\S)(?P<plain>[^+\n]*?\S)\+(?![\w+])")
-_CODE = re.compile(r"``(?P<u>.+?)``|(?<![\w`\\])`(?=\S)(?P<c>[^`\n]*?\S)`(?![\w`])")
-_SMART_QUOTES = re.compile(r"(?P<q>[\"'])`(?P<x>[^`\n]+?)`(?P=q)")
-_URL_MACRO = re.compile(r"(?<![\w/])(?:link:(?P<target>[^\s\[]+)"
-                        r"|(?P<url>(?:https?|ftp|irc|mailto|file):[^\s\[\]<>]+))"
-                        r"\[(?P<text>[^\]]*)\]")
+    r"\+\+\+(?P<triple>[^\n]{1,2000}?)\+\+\+|\$\$(?P<dollars>[^\n]{1,2000}?)\$\$"
+    r"|pass:[a-z,]{0,20}\[(?P<macro>(?:[^\[\]\\\n]|\\.){0,2000})\]"
+    r"|(?<![\w`])`\+(?P<code>[^`\n]{1,2000}?)\+`(?![\w`])|(?<![\w+\\])\+(?=\S)(?P<plain>[^+\n]{0,2000}?\S)\+(?![\w+])")
+_CODE = re.compile(r"``(?P<u>[^\n]{1,2000}?)``|(?<![\w`\\])`(?=\S)(?P<c>[^`\n]{0,2000}?\S)`(?![\w`])")
+_SMART_QUOTES = re.compile(r"(?P<q>[\"'])`(?P<x>[^`\n]{1,2000}?)`(?P=q)")
+#: What a macro's brackets hold: no bracket, no line break.
+_HELD = r"[^\[\]\n]{0,1000}"
+_URL_MACRO = re.compile(r"(?<![\w/])(?:link:(?P<target>[^\s\[\]]{1,2000})"
+                        r"|(?P<url>(?:https?|ftp|irc|mailto|file):[^\s\[\]<>]{1,2000}))"
+                        rf"\[(?P<text>{_HELD})\]")
 #: A link whose target starts with an attribute no one set (``{url-org}/x[text]``): its text is shown.
-_UNKNOWN_LINK = re.compile(r"(?<!\\)\{[\w-]+\}[^\s\[\]]*\[(?P<text>[^\]]*)\]")
-_XREF = re.compile(r"xref:(?P<target>[^\s\[]+)\[(?P<text>[^\]]*)\]")
-_CROSS_REFERENCE = re.compile(r"<<(?P<target>[^,<>\n]+?)(?:,\s*(?P<text>[^<>\n]+?))?>>")
+_UNKNOWN_LINK = re.compile(rf"(?<!\\)\{{[\w-]{{1,100}}\}}[^\s\[\]]{{0,2000}}\[(?P<text>{_HELD})\]")
+_XREF = re.compile(rf"xref:(?P<target>[^\s\[\]]{{1,2000}})\[(?P<text>{_HELD})\]")
+#: ``<<install>>``, ``<<install,the steps>>``: an id starts with a letter, ``_``, ``:`` or ``#``
+#: (``x << 2 or y >> 1`` is no reference).
+_CROSS_REFERENCE = re.compile(
+    r"<<(?P<target>[A-Za-z_:#][^,<>\n]{0,500}?)(?:,\s*(?P<text>[^<>\n]{1,1000}?))?>>")
 #: Macros showing their text: keys, buttons, math.
-_SHOWN = re.compile(r"(?:kbd|btn|stem|latexmath|asciimath|indexterm2):\[(?P<x>[^\]]*)\]")
-_MENU = re.compile(r"menu:(?P<menu>[^\s\[]+)\[(?P<items>[^\]]*)\]")
-_IMAGE = re.compile(r"image:(?!:)[^\s\[]+\[(?P<alt>[^\],]*)[^\]]*\]")
-_FOOTNOTE = re.compile(r"footnote(?:ref)?:[\w-]*\[(?P<x>(?:[^\]\\]|\\.)*)\]")
+_SHOWN = re.compile(rf"(?:kbd|btn|stem|latexmath|asciimath|indexterm2):\[(?P<x>{_HELD})\]")
+_MENU = re.compile(rf"menu:(?P<menu>[^\s\[\]]{{1,500}})\[(?P<items>{_HELD})\]")
+_IMAGE = re.compile(r"image:(?!:)[^\s\[\]]{1,2000}\[(?P<alt>[^\[\],\n]{0,1000})(?:,[^\[\]\n]{0,1000})?\]")
+_FOOTNOTE = re.compile(r"footnote(?:ref)?:[\w-]{0,100}\[(?P<x>(?:[^\[\]\\\n]|\\.){0,2000})\]")
 #: Markup showing nothing: icons, anchors, index terms (``(((term)))``), inline anchors.
-_HIDDEN = re.compile(r"icon:[^\s\[]+\[[^\]]*\]|anchor:[\w:.-]+\[[^\]]*\]|indexterm:\[[^\]]*\]"
-                     r"|\(\(\([^()\n]*\)\)\)"
-                     r"|\[\[[\w:.-]+(?:,[^\]]*)?\]\]|\[#[\w:.-]+\]")
-_INDEX_TERM = re.compile(r"\(\((?P<x>[^()\n]+)\)\)")
-#: A role, id or option opening a span (``[.path]_Gemfile_``, ``[.role]#text#``).
-_ROLE = re.compile(r"\[[.#%]?[\w .#%-]*\](?=[*_`#])")  # and the older ``[blue]*text*``
-_BOLD = re.compile(r"(?<![\w*\\])\*(?=\S)(?P<x>[^*\n]*?\S)\*(?![\w*])")
-_ITALIC = re.compile(r"__(?P<u>.+?)__")
-_MARKED = re.compile(r"##(?P<u>.+?)##|(?<![\w#&\\/])#(?=\S)(?P<x>[^#\n]*?\S)#(?![\w#])")
+_HIDDEN = re.compile(rf"icon:[^\s\[\]]{{1,200}}\[{_HELD}\]|anchor:[\w:.-]{{1,200}}\[{_HELD}\]"
+                     rf"|indexterm:\[{_HELD}\]|\(\(\([^()\n]{{0,1000}}\)\)\)"
+                     r"|\[\[[\w:.-]{1,200}(?:,[^\[\]\n]{0,500})?\]\]|\[#[\w:.-]{1,200}\]")
+_INDEX_TERM = re.compile(r"\(\((?P<x>[^()\n]{1,500})\)\)")
+#: A role, id or option opening a span (``[.path]_Gemfile_``, ``[.role]#text#``, the older
+#: ``[blue]*text*``), and one opening code (``[.path]`config.yml```), left out before code is read.
+_ROLE = re.compile(r"\[[.#%]?[\w .#%-]{0,100}\](?=[*_`#])")
+_CODE_ROLE = re.compile(r"\[[.#%][\w .#%-]{0,100}\](?=`)")
+_BOLD = re.compile(r"(?<![\w*\\])\*(?=\S)(?P<x>[^*\n]{0,2000}?\S)\*(?![\w*])")
+_ITALIC = re.compile(r"__(?P<u>[^\n]{1,2000}?)__")
+_MARKED = re.compile(r"##(?P<u>[^\n]{1,2000}?)##|(?<![\w#&\\/])#(?=\S)(?P<x>[^#\n]{0,2000}?\S)#(?![\w#])")
 _HARD_BREAK = re.compile(r"[ \t]\+$", re.M)
 #: Asciidoctor's replacements: `` -- `` and ``word--word`` are an em dash.
 _DASH = re.compile(r"(?<=\w)--(?=\w)|(?<=\s)--(?=\s)|(?<=\s)--$")
@@ -70,7 +80,7 @@ def inline(text: str, attributes: Mapping[str, str], titles: Mapping[str, str],
         held.append(shown)
         return f"{_HOLD}{len(held) - 1}{_HOLD}"
 
-    text = _PASSTHROUGH.sub(lambda m: hold(_passed(m)), text)
+    text = _PASSTHROUGH.sub(lambda m: hold(_passed(m)), _CODE_ROLE.sub("", text))
     text = _SMART_QUOTES.sub(r"\g<q>\g<x>\g<q>", substituted(text, attributes))
     text = _CODE.sub(lambda m: hold(_code(m["u"] or m["c"])), text)
     text = _URL_MACRO.sub(lambda m: hold(_link(m)), text)

@@ -15,9 +15,17 @@ from collections.abc import Callable
 
 __all__ = ["markdown_table"]
 
-#: A cell's specifier, at a line's start or after a space: repeat, span, alignments, style.
-_SPEC = re.compile(r"(?:^|(?<=\s))(?P<spec>(?:\d+\*)?(?:\d*(?:\.\d+)?\+)?[<^>]?(?:\.[<^>])?[adehlmsv]?)$")
-_SPAN = re.compile(r"(?:(?P<repeat>\d+)\*)?(?:(?P<cols>\d+)?(?:\.(?P<rows>\d+))?\+)?")
+#: A cell's specifier, right before its separator on the same line, at the line's start or after a
+#: blank: repeat, span, alignments, style (``2+|``, ``.3+^|``, ``a|``). ``|11+`` ending a line is a
+#: cell's text ("Java 11+"), not the next cell's span.
+_SPEC = re.compile(
+    r"(?:\A|(?<=\s))(?P<spec>(?:\d{1,4}\*)?(?:\d{0,4}(?:\.\d{1,4})?\+)?[<^>]?(?:\.[<^>])?[adehlmsv]?)\Z")
+_SPAN = re.compile(r"(?:(?P<repeat>\d{1,4})\*)?(?:(?P<cols>\d{1,4})?(?:\.(?P<rows>\d{1,4}))?\+)?")
+#: A specifier is short: it is looked for in a piece's last characters only.
+_SPEC_WINDOW = 24
+#: No table is wider: a ``cols`` or a span asking for more is read as this many.
+_MAX_COLUMNS = 100
+_MAX_ROWS_SPANNED = 1000
 
 
 def markdown_table(lines: list[str], *, options: str, cols: str, separator: str,
@@ -38,7 +46,7 @@ def markdown_table(lines: list[str], *, options: str, cols: str, separator: str,
     else:
         cells = _cells("\n".join(lines), separator)
         first = next((line for line in lines if line.strip()), "")
-        width = width or max(len(_cells(first, separator)), 1)
+        width = width or min(max(len(_cells(first, separator)), 1), _MAX_COLUMNS)
         rows = _rows(cells, width, cell)
         implicit = "noheader" not in options and _implicit_header(lines, width, separator)
         header = "header" in options or implicit
@@ -57,9 +65,9 @@ def _width(cols: str) -> int:
     """How many columns ``cols`` gives: ``"1,2,3"`` 3, ``"3*"`` 3, ``"2*,1"`` 3, "" 0."""
     count = 0
     for spec in re.split(r"[,;]", cols.strip().strip("\"'")):
-        repeat = re.match(r"\s*(\d+)\*", spec)
+        repeat = re.match(r"\s*(\d{1,4})\*", spec)
         count += int(repeat[1]) if repeat else int(bool(spec.strip()))
-    return count
+    return min(count, _MAX_COLUMNS)
 
 
 def _cells(body: str, separator: str) -> list[tuple[str, str]]:
@@ -69,8 +77,9 @@ def _cells(body: str, separator: str) -> list[tuple[str, str]]:
     spec = ""
     for k, piece in enumerate(pieces):
         following = ""
-        if k < len(pieces) - 1 and (match := _SPEC.search(piece)) is not None:
-            following, piece = match["spec"], piece[:match.start()]
+        tail = piece[-_SPEC_WINDOW:]
+        if k < len(pieces) - 1 and (match := _SPEC.search(tail)) is not None and match["spec"]:
+            following, piece = match["spec"], piece[:len(piece) - len(tail) + match.start()]
         if k > 0:
             found.append((spec, piece.replace(f"\\{separator}", separator)))
         spec = following
@@ -84,13 +93,13 @@ def _rows(cells: list[tuple[str, str]], width: int, cell: Callable[[str], str]) 
     for spec, text in cells:
         span = _SPAN.match(spec)
         assert span is not None  # every part of the pattern is optional
-        repeat, columns = int(span["repeat"] or 1), int(span["cols"] or 1)
+        repeat, columns = min(int(span["repeat"] or 1), width), min(int(span["cols"] or 1), width)
         for _ in range(repeat):
             row = _row_with_room(rows, below, width)
             at = len(row)
             row.extend([cell(text), *[""] * (columns - 1)])
             for column in range(at, min(at + columns, width)):
-                below[column] = int(span["rows"] or 1) - 1
+                below[column] = min(int(span["rows"] or 1), _MAX_ROWS_SPANNED) - 1
     return [row for row in rows if row]
 
 
