@@ -21,7 +21,8 @@ BUILT_IN: Mapping[str, str] = {
     "rdquo": "”", "lsquo": "‘", "rsquo": "’", "cpp": "C++", "pp": "++", "cxx": "C++",
 }
 #: An attribute entry: ``:name: value``, unset by ``:name!:`` or ``:!name:``.
-ENTRY = re.compile(r"^:(?P<bang>!?)(?P<name>[\w][\w-]*)(?P<unset>!?):(?:[ \t]+(?P<value>.*?))?[ \t]*$")
+#: Matched on the line without its trailing blanks: a run of them costs nothing.
+ENTRY = re.compile(r"^:(?P<bang>!?)(?P<name>[\w][\w-]*)(?P<unset>!?):(?:[ \t]+(?P<value>.*))?$")
 #: A reference to an attribute (``{url-repo}``), not escaped (``\{name}``) nor a counter.
 _REFERENCE = re.compile(r"(?<!\\)\{(?P<name>[\w][\w-]*)\}")
 _ESCAPED = re.compile(r"\\(\{[\w][\w-]*\})")
@@ -31,7 +32,7 @@ _PASSED = re.compile(r"^pass:[a-z,]*\[(?P<text>.*)\]$")
 
 def entry(line: str) -> tuple[str, str | None] | None:
     """The attribute a line sets (its name, and its value or None when it unsets it), if it is an entry."""
-    match = ENTRY.match(line)
+    match = ENTRY.match(line.rstrip()) if line.startswith(":") else None
     if match is None:
         return None
     name = match["name"].lower()

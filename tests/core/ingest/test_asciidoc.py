@@ -123,29 +123,47 @@ def test_a_page_is_stored_again_when_an_example_it_includes_changes(tmp_path: Pa
     assert document_hash(load_file(page, root=root)) != before
 
 
-@pytest.mark.parametrize(("include", "shown"), [
-    ("include::../secret.txt[]", ""),  # outside the docs folder: never read
-    ("include::page.adoc[]", "Before."),  # itself: read a few levels deep, then no more
-    ("include::missing.adoc[]", ""),
-    ("include::https://example.org/x.adoc[]", ""),  # never from the network
-    ("\\include::x.adoc[]", "include::x.adoc[]"),  # escaped: shown as written
+@pytest.mark.parametrize("include", [
+    "include::../secret.txt[]",  # outside the docs folder: never read
+    "include::{up}/secret.txt[]",  # nor through an attribute
+    "include::link.txt[]",  # nor through a link
+    "include::missing.adoc[]",
+    "include::https://example.org/x.adoc[]",  # never from the network
 ])
-def test_includes_stay_inside_the_docs_and_end(tmp_path: Path, include: str, shown: str) -> None:
+def test_includes_stay_inside_the_docs(tmp_path: Path, include: str) -> None:
     (tmp_path / "secret.txt").write_text("SECRET", encoding="utf-8")
     docs = tmp_path / "docs"
     docs.mkdir()
-    text = _markdown(f"Before.\n\n{include}\n", docs)
-    assert "SECRET" not in text
-    assert text.removeprefix("Before.").strip().startswith(shown) or text.count("Before.") <= 9
+    (docs / "link.txt").symlink_to(tmp_path / "secret.txt")
+    assert _markdown(f":up: ..\n\nBefore.\n\n{include}\n", docs) == "Before."
+
+
+def test_an_include_of_itself_ends_and_an_escaped_one_shows(tmp_path: Path) -> None:
+    assert _markdown("Before.\n\ninclude::page.adoc[]\n", tmp_path).count("Before.") == 9  # 8 levels deep
+    shown = _markdown("Type:\n\n\\include::partial$x.adoc[]\n", tmp_path)
+    assert shown == "Type:\n\ninclude::partial$x.adoc[]"
+
+
+def test_includes_add_no_more_than_the_biggest_file(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("x" * 1_000_000, encoding="utf-8")
+    text = _markdown("----\n" + "include::big.txt[]\n" * 40 + "----\n", tmp_path)
+    assert 15_000_000 < len(text) < 17_500_000
 
 
 def test_include_lines_tags_and_level_offset(tmp_path: Path) -> None:
     (tmp_path / "code.py").write_text("one\ntwo\nthree\nfour\n", encoding="utf-8")
+    tagged = "# tag::a[]\n    a = 1\n# end::a[]\n# tag::b[]\n    b = 2\n# end::b[]\n"
+    (tmp_path / "tagged.py").write_text(tagged, encoding="utf-8")
     (tmp_path / "part.adoc").write_text("== Part\n\nText.\n", encoding="utf-8")
-    text = _markdown("[source,python]\n----\ninclude::code.py[lines=2..3]\n----\n\n"
-                     "include::part.adoc[leveloffset=+1]\n", tmp_path)
-    assert "```python\ntwo\nthree\n```" in text
+    (tmp_path / "book.adoc").write_text("= Chapter\n\n== Section\n", encoding="utf-8")
+    text = _markdown("[source,python]\n----\ninclude::code.py[lines=2..3;1]\n----\n\n"
+                     "----\ninclude::tagged.py[tags=*;!b,indent=0]\n----\n\n"
+                     "include::part.adoc[leveloffset=+1]\n\ninclude::book.adoc[leveloffset=1]\n\n"
+                     ":leveloffset: +1\n\ninclude::book.adoc[]\n", tmp_path)
+    assert "```python\ntwo\nthree\none\n```" in text
+    assert "```\na = 1\n```" in text
     assert "### Part" in text
+    assert text.count("## Chapter") == 2 and text.count("### Section") == 2  # an offset, not a level
 
 
 def test_notes_lists_terms_and_ui_macros(tmp_path: Path) -> None:
@@ -307,6 +325,16 @@ def test_antora_xrefs_show_the_page_title_and_examples_from_the_family_root(tmp_
     assert "widget 2.0 ROOT" in text
 
 
+def test_only_what_a_book_shows_whole_is_no_page_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "index.adoc").write_text("= Home\n\ninclude::install.adoc[tag=summary]\n\n"
+                                         "ifdef::env-github[]\ninclude::github.adoc[]\nendif::[]\n\n"
+                                         "////\ninclude::commented.adoc[]\n////\n")
+    for name in ("install", "github", "commented"):
+        (tmp_path / f"{name}.adoc").write_text(f"= {name}\n\nText.\n")
+    names = sorted(p.name for p in scan_folder(tmp_path).files)
+    assert names == ["commented.adoc", "github.adoc", "index.adoc", "install.adoc"]
+
+
 def test_a_book_s_chapters_are_read_where_the_book_includes_them(tmp_path: Path) -> None:
     (tmp_path / "sections").mkdir()
     (tmp_path / "book.adoc").write_text("= Book\n:chapters: .\n\ninclude::{chapters}/ch1.adoc[]\n")
@@ -354,3 +382,97 @@ $ pandoc
     assert "\n## Section" in text  # the listing's "= Not a part" makes no book of parts
     assert "|  |  |  |\n|---|---|---|\n| C | C++ | Clojure |" in text
     assert '``` title="pandoc < 2.11"' in text
+
+
+@pytest.mark.parametrize("config", [
+    "version: 2024-02-30\n",  # no date: YAML refuses it
+    "name: " + "[" * 1200 + "]" * 1200 + "\n",  # too deep for the parser
+    "a: &a [x, x]\nb: &b [*a, *a]\nasciidoc: {attributes: {bomb: *b}}\n",  # a list is no value
+    "\x00\x01 not yaml: [\n",
+])
+def test_a_bad_antora_yml_leaves_its_pages_read(tmp_path: Path, config: str) -> None:
+    root = _site(tmp_path)
+    (root / "antora.yml").write_text(config, encoding="utf-8")
+    assert len(scan_folder(root).files) == 2
+    doc = load_file(root / "modules/ROOT/pages/install.adoc", root=root, base_url="https://d.test")
+    assert doc.title == "Install Widget"
+
+
+def test_antora_yml_is_read_inside_the_docs_and_again_when_edited(tmp_path: Path) -> None:
+    root = _site(tmp_path)
+    page = root / "modules/ROOT/pages/install.adoc"
+    assert "Widget 2.1.0 installs" in load_file(page, root=root).sections[0].blocks[0]
+    (root / "antora.yml").write_text(ANTORA.replace("2.1.0@", "3.0.0-longer"), encoding="utf-8")
+    assert "Widget 3.0.0-longer installs" in load_file(page, root=root).sections[0].blocks[0]
+    outside = tmp_path / "outside.yml"
+    outside.write_text("asciidoc: {attributes: {widget-version: SECRET}}\n", encoding="utf-8")
+    (root / "antora.yml").unlink()
+    (root / "antora.yml").symlink_to(outside)
+    assert "SECRET" not in load_file(page, root=root).sections[0].blocks[0]
+
+
+def test_two_components_in_one_folder_have_their_own_addresses(tmp_path: Path) -> None:
+    for name in ("alpha", "beta"):
+        pages = tmp_path / name / "modules" / "ROOT" / "pages"
+        pages.mkdir(parents=True)
+        (tmp_path / name / "antora.yml").write_text(f"name: {name}\nversion: ~\n", encoding="utf-8")
+        (pages / "index.adoc").write_text("= Home\n", encoding="utf-8")
+    pages = scan_folder(tmp_path).files
+    urls = sorted(load_file(p, root=tmp_path, base_url="https://d.test").url for p in pages)
+    assert urls == ["https://d.test/alpha/index.html", "https://d.test/beta/index.html"]
+
+
+@pytest.mark.parametrize("source", [
+    "image:a[ " * 3000, "link:x[ " * 10000, "kbd:[ " * 10000, "`+x+`y " * 5000, "footnote:[ " * 5000,
+    "{x}[ " * 10000, "<<a " * 10000, "----\nx" + " " * 20000 + "y\n----", "== a" + " " * 20000 + "b",
+    ":a: x" + " " * 20000 + "y", "word\n" * 40000, "[cols=1]\n|===\n9999*|y\n|===",
+    "[cols=\"9999*\"]\n|===\n|a\n|===", "|===\n|a 9999+|b\n|===",
+    "[cols=1]\n|===\n" + "9" * 5000 + "*|y\n|===",
+])
+def test_pages_written_to_stall_ingest_are_read(tmp_path: Path, source: str) -> None:
+    _markdown(source, tmp_path)  # linear: each is read in a fraction of a second (bench: none needed)
+
+
+def test_blocks_read_as_asciidoctor_reads_them(tmp_path: Path) -> None:
+    text = _markdown("""NAME
+----
+git-add - Add file contents
+
+====
+An example showing a listing:
+
+----
+====
+inner
+====
+----
+
+Still in the example.
+====
+
+[source,bash]
+echo hi
+# then bye
+
+[start=4]
+. four
+. five
+
+.Second
+. x
+
+[comment]
+Hidden.
+
+[cols="1,1"]
+|===
+|Java
+|11+
+|===
+""", tmp_path)
+    assert text.startswith("## NAME\n\ngit-add - Add file contents")
+    assert "```\n====\ninner\n====\n```" in text and "Still in the example." in text
+    assert "```bash\necho hi\n# then bye\n```" in text
+    assert "4. four\n5. five" in text and "Second:\n\n1. x" in text
+    assert "Hidden" not in text
+    assert "| Java | 11+ |" in text
