@@ -46,6 +46,7 @@ def asciidoc_markdown(text: str, *, path: Path, root: Path, read: Callable[[Path
     lines = reader.lines(text, path=path)
 
     def page_title(target: str) -> str | None:
+        """The title of the page an ``xref`` names (``xref:install.adoc[]``)."""
         found = resource_path(target, including=path, component=component, xref=True)
         return None if found is None else _title_of(found, read, component.attributes if component else {})
 
@@ -57,8 +58,7 @@ _TITLE_LINES = 40
 
 
 def _title_of(path: Path, read: Callable[[Path], bytes], attributes: Mapping[str, str]) -> str | None:
-    """The document title of the AsciiDoc page at ``path`` (``= Title``), read as shown; None when it
-    is not there to read or has none."""
+    """The document title (``= Title``) of the AsciiDoc page at ``path``, read as shown; None for none."""
     try:
         state = path.stat()
         key = (path, state.st_mtime_ns, state.st_size)  # a changed page is read again

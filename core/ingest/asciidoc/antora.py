@@ -32,6 +32,7 @@ class Component:
     """An Antora component: the folder holding ``antora.yml``, its name, version and attributes."""
 
     def __init__(self, *, folder: Path, name: str, version: str, attributes: dict[str, str]) -> None:
+        """A component as ``antora.yml`` describes it (see ``component_of``)."""
         self.folder = folder
         self.name = name
         self.version = version
@@ -46,8 +47,10 @@ class Component:
 
 
 def component_of(path: Path, *, root: Path) -> Component | None:
-    """The Antora component a file is in: the nearest folder above it, up to ``root``, with ``antora.yml``
-    and ``modules/``."""
+    """The Antora component a file is in: the nearest folder above it, up to ``root``, with ``antora.yml``.
+
+    Its ``modules/`` folder beside it too: an ``antora.yml`` alone is no component's.
+    """
     for folder in path.parents:
         if not folder.is_relative_to(root):
             return None
@@ -112,8 +115,10 @@ def _attribute_value(value: Any) -> str | None:
 
 
 def is_unpublished(path: Path, *, root: Path) -> bool:
-    """Whether Antora publishes no page from an AsciiDoc file: one outside a module's ``pages/``
-    (a partial, an example, ``nav.adoc``), or one whose name starts with ``_``."""
+    """Whether a site publishes no page from an AsciiDoc file, named ``_x.adoc`` or Antora's and not a page.
+
+    Antora publishes its modules' ``pages/`` only: a partial, an example or ``nav.adoc`` is none.
+    """
     if path.name.startswith("_"):
         return True
     component = component_of(path, root=root)
@@ -125,8 +130,10 @@ def is_unpublished(path: Path, *, root: Path) -> bool:
 
 def resource_path(target: str, *, including: Path, component: Component | None, xref: bool = False
                   ) -> Path | None:
-    """The file an include's (or ``xref``'s) target names: a resource ID in Antora, else a path from
-    the including file (in Antora, an ``xref``'s plain path is from its module's pages).
+    """The file an include's (or ``xref``'s) target names; None for one not among these docs.
+
+    A resource ID in Antora, else a path from the including file (in Antora, an ``xref``'s plain
+    path is from its module's pages).
 
     A resource of another component (``xref:asciidoctor:install:page.adoc``) is not among these
     docs: None.

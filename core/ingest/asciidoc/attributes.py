@@ -53,6 +53,7 @@ def substituted(text: str, attributes: Mapping[str, str]) -> str:
         return text
 
     def value(reference: re.Match[str]) -> str:
+        """A reference's value, or the reference as written."""
         name = reference["name"].lower()
         found = attributes.get(name, BUILT_IN.get(name))
         return reference[0] if found is None else found

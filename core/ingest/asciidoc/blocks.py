@@ -77,8 +77,11 @@ def to_markdown(lines: list[str], *, attributes: dict[str, str],
 
 
 class _Converter:
+    """Reads a page's blocks in order, with the attributes and list numbers they set as it goes."""
+
     def __init__(self, *, attributes: dict[str, str], titles: dict[str, str],
                  page_title: Callable[[str], str | None], parts: bool = False, depth: int = 0) -> None:
+        """A converter for a page, or (``depth``) for a block inside one."""
         self.attributes = attributes
         self.titles = titles
         self.page_title = page_title
@@ -129,6 +132,7 @@ class _Converter:
         return out
 
     def _set(self, setting: tuple[str, str | None], lines: list[str], k: int) -> int:
+        """Sets an attribute from its entry (its value may go on over lines); returns the next line."""
         name, value = setting
         while value is not None and lines[k - 1].rstrip().endswith((" \\", " +")) and k < len(lines):
             value = value + " " + lines[k].strip().removesuffix(" \\").removesuffix(" +")  # over lines
@@ -140,9 +144,11 @@ class _Converter:
         return k
 
     def _inline(self, text: str) -> str:
+        """Prose read as Markdown, with what this page has set and titled."""
         return inline(text, self.attributes, self.titles, self.page_title)
 
     def _inner(self) -> _Converter:
+        """A converter for a block's inside: the same attributes, one level deeper."""
         return _Converter(attributes=self.attributes, titles=self.titles, page_title=self.page_title,
                           depth=self.depth + 1)
 
@@ -223,6 +229,7 @@ class _Converter:
         return end + 1  # a passthrough or comment block (``++++``, ``////``) shows nothing
 
     def _code(self, inside: list[str], opening: str, block: _Attributes, title: str) -> list[str]:
+        """A listing as fenced code, in the language its style or fence names."""
         language = opening[3:].strip() if opening.startswith("```") else ""
         if block.style == "source" or not block.style:
             language = language or (block.positional[1] if len(block.positional) > 1 else "")
@@ -240,12 +247,14 @@ class _Converter:
         return code
 
     def _table(self, inside: list[str], separator: str, block: _Attributes, title: str) -> list[str]:
+        """A table as a Markdown table, each cell on one line."""
         if block.named.get("format") == "csv":
             separator = ","
         separator = block.named.get("separator", separator)[:1] or separator
         options = " ".join(block.options | set(block.named.get("options", "").replace(",", " ").split()))
 
         def cell(text: str) -> str:
+            """A cell's text (or blocks) on one line."""
             lines = text.split("\n")
             if _holds_blocks(lines):
                 return _flat(self._inner().convert(lines)).replace("|", "\\|")  # an ``a|`` cell's blocks
@@ -274,8 +283,10 @@ class _Converter:
 
 
 def _holds_blocks(lines: list[str]) -> bool:
-    """Whether a table cell's lines hold blocks (``a|`` cells): code, a list, a note, attributes over a
-    block. A cell of one bracketed line (``["localhost:5701"]``) is text."""
+    """Whether a table cell's lines hold blocks (``a|`` cells): code, a list, a note, a block's attributes.
+
+    A cell of one bracketed line (``["localhost:5701"]``) is text.
+    """
     written = [line for line in lines if line.strip()]
     return any(_DELIMITER.match(line) or _is_list_item(line) or _ADMONITION.match(line)
                or (_BLOCK_ATTRIBUTES.match(line) and k + 1 < len(written))
@@ -380,10 +391,12 @@ def _paragraph(lines: list[str], k: int) -> int:
 
 
 def _is_list_item(line: str) -> bool:
+    """Whether ``line`` starts a list's item: ``*``, ``-``, ``.``, ``1.``, ``<1>``."""
     return any(p.match(line) for p in (_BULLET, _NUMBERED, _EXPLICIT_NUMBER, _CALLOUT_ITEM))
 
 
 def _is_prose(line: str) -> bool:
+    """Whether a line of Markdown is prose, which a note's kind may open."""
     return not line.startswith(("```", "~~~", "|", "#", "- ", "  ")) and not re.match(r"\d+\. ", line)
 
 

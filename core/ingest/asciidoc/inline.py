@@ -77,6 +77,7 @@ def inline(text: str, attributes: Mapping[str, str], titles: Mapping[str, str],
     held: list[str] = []
 
     def hold(shown: str) -> str:
+        """A placeholder for text no later markup may change."""
         held.append(shown)
         return f"{_HOLD}{len(held) - 1}{_HOLD}"
 
@@ -98,6 +99,7 @@ def inline(text: str, attributes: Mapping[str, str], titles: Mapping[str, str],
 
 
 def _passed(match: re.Match[str]) -> str:
+    """What a passthrough shows: code as code, ``+<x>+`` as text, raw HTML as it is."""
     if match["code"] is not None:  # passed through: shown as written
         fence = "``" if "`" in match["code"] else "`"
         return f"{fence}{match['code']}{fence}"
@@ -107,6 +109,7 @@ def _passed(match: re.Match[str]) -> str:
 
 
 def _code(code: str) -> str:
+    """A code span, its escapes read, its fence longer than a backtick inside it."""
     code = _CODE_ESCAPE.sub("", code)
     fence = "``" if "`" in code else "`"
     return f"{fence}{code}{fence}"
@@ -120,6 +123,7 @@ def _link_text(text: str) -> str:
 
 
 def _link(match: re.Match[str]) -> str:
+    """A URL macro as a Markdown link (a ``mailto:`` without text as its address)."""
     target = match["target"] or match["url"]
     text = _link_text(match["text"])
     if target.startswith("mailto:") and not text:
@@ -128,8 +132,7 @@ def _link(match: re.Match[str]) -> str:
 
 
 def _named(target: str, *, titles: Mapping[str, str], page_title: Callable[[str], str | None]) -> str:
-    """What a cross reference without text shows: the section's or page's title, else its id or
-    file name as words."""
+    """What a cross reference without text shows: a section's or page's title, else its id as words."""
     page, _, fragment = target.partition("#")
     if not page.endswith(".adoc"):  # a section of this page: ``<<install>>``, ``xref:#install[]``
         key = fragment or page

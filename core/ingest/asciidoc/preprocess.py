@@ -66,6 +66,7 @@ class Reader:
 
     def __init__(self, *, root: Path, read: Callable[[Path], bytes], component: Component | None,
                  attributes: dict[str, str], follow: bool = True) -> None:
+        """A reader of pages in ``component`` (None: outside Antora), with ``attributes`` set."""
         self._root = root
         self._read = read
         self._component = component
@@ -198,6 +199,7 @@ def _selected(lines: list[str], options: dict[str, str]) -> list[str]:
 
 
 def _line_ranges(lines: list[str], ranges: str) -> list[str]:
+    """The lines ``lines=1..5;10;15..-1`` picks, in that order."""
     picked: list[str] = []
     for written in re.split(r"[;,]", ranges):
         first, _, last = written.strip().partition("..")
@@ -247,6 +249,7 @@ def _evaluated(expression: str) -> bool:
 
 
 def _value(written: str) -> str | float:
+    """An ``ifeval`` operand: a quoted string, a number, or the word as written."""
     written = written.strip()
     if len(written) >= 2 and written[0] == written[-1] and written[0] in "\"'":
         return written[1:-1]

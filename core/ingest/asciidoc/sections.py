@@ -55,8 +55,10 @@ def section_title(lines: list[str], k: int) -> Heading | None:
 
 
 def outside_verbatim(lines: list[str]) -> Iterator[str]:
-    """The lines outside code, passthrough and comment blocks, opening delimiters kept (a block's title
-    and id are over them): a ``= Title`` in a listing is code."""
+    """The lines outside code, passthrough and comment blocks: a ``= Title`` in a listing is code.
+
+    Their opening delimiters are kept: a block's title and id are over them.
+    """
     closing: str | None = None
     underline = -1  # a two-line title's underline (``----``) opens no listing
     for k, line in enumerate(lines):

@@ -121,11 +121,14 @@ _COLUMN_NAME = re.compile(r"^[A-Z][\w /()&+-]{0,40}$")
 
 
 def _names_columns(rows: list[list[str]]) -> bool:
-    """Whether a table's first row names its columns though it is written as a row of the body (one
-    cell a line, so Asciidoctor does not make it the header): "Property Name", "Default Value",
-    "Type", over rows of values. Each piece of a long table repeats its header: without one, its rows
-    were read without their columns' names."""
+    """Whether a table's first row names its columns, though it is written as a row of the body.
+
+    One cell a line, Asciidoctor makes it no header: "Property Name", "Default Value", "Type", over
+    rows of values. Each piece of a long table repeats its header: without one, its rows were read
+    without their columns' names.
+    """
     def names(row: list[str]) -> bool:
+        """Whether each cell of ``row`` is a column's name."""
         return all(_COLUMN_NAME.match(cell) and len(cell.split()) <= 4 for cell in row)
 
     # A grid of names ("C", "C++", "Clojure" over more of them) has no header: other rows are alike.
