@@ -121,7 +121,8 @@ class _Converter:
                 continue
             if (titled := _BLOCK_TITLE.match(line)) is not None:
                 title = self._inline(titled["title"])
-                self.numbers = {}  # a titled list is a list of its own
+                if not self.attached:
+                    self.numbers = {}  # a titled list is a list of its own (a titled block in a step is not)
                 continue
             if (tab := _TERM.match(line)) is not None and not tab["text"] and _code_attached(lines, k):
                 title = self._inline(tab["term"].strip())  # a tab (``Java::``, ``+``) titles its code
@@ -166,11 +167,13 @@ class _Converter:
         if _BLOCK_MACRO.match(line) and not line.startswith("include::"):  # an escaped include is text
             return k + 1  # an image, a video, a table of contents: nothing to read
         if block.style in _CODE_STYLES or (line[:1] in " \t" and not _is_list_item(line)):
-            end = next((j for j in range(k, len(lines)) if not lines[j].strip()), len(lines))
+            # To a blank line (or a list's ``+``): its ``#`` and ``//`` lines are code.
+            end = next((j for j in range(k, len(lines)) if not lines[j].strip() or lines[j].rstrip() == "+"),
+                       len(lines))
             language = block.positional[1] if block.style == "source" and len(block.positional) > 1 else ""
             code = textwrap.dedent("\n".join(lines[k:end])).split("\n")
             out.extend(_fenced(self._code_lines(code, block), language, title))
-            return end  # a code paragraph runs to a blank line: its ``#`` and ``//`` lines are code
+            return end
         paragraph = _paragraph(lines, k)
         if block.style in _HIDDEN_STYLES:
             return paragraph
@@ -253,11 +256,11 @@ class _Converter:
         separator = block.named.get("separator", separator)[:1] or separator
         options = " ".join(block.options | set(block.named.get("options", "").replace(",", " ").split()))
 
-        def cell(text: str) -> str:
-            """A cell's text (or blocks) on one line."""
-            lines = text.split("\n")
-            if _holds_blocks(lines):
-                return _flat(self._inner().convert(lines)).replace("|", "\\|")  # an ``a|`` cell's blocks
+        def cell(text: str, style: str) -> str:
+            """A cell's text (an ``a|`` cell's blocks) on one line."""
+            lines = text.strip().split("\n")
+            if style == "a" and _holds_blocks(lines):
+                return _flat(self._inner().convert(lines)).replace("|", "\\|")
             # A line break (`` +``) in a cell parts what it lists: "Windows 10; Windows Server 2019".
             words = " ".join(re.sub(r" \+$", ";", line.strip()) for line in lines if line.strip())
             return self._inline(words).replace("|", "\\|")
@@ -283,9 +286,10 @@ class _Converter:
 
 
 def _holds_blocks(lines: list[str]) -> bool:
-    """Whether a table cell's lines hold blocks (``a|`` cells): code, a list, a note, a block's attributes.
+    """Whether an ``a|`` cell's lines hold blocks: code, a list, a note, a block's attributes.
 
-    A cell of one bracketed line (``["localhost:5701"]``) is text.
+    A cell of one bracketed line (``["localhost:5701"]``) is text. (Other cells are text: Asciidoctor
+    reads no blocks in them, ``- if title?`` is a line of Slim.)
     """
     written = [line for line in lines if line.strip()]
     return any(_DELIMITER.match(line) or _is_list_item(line) or _ADMONITION.match(line)
@@ -371,12 +375,16 @@ def _flat(markdown: list[str]) -> str:
         if line.startswith(("```", "~~~~")):
             if code is not None and code:
                 parts.append(f"`{' '.join(c.strip() for c in code if c.strip())}`")
+            elif code is None and (titled := re.search(r'title="([^"]*)"', line)):
+                parts.append(f"{titled[1]}:")  # a tab's name, over its code
             code = [] if code is None else None
         elif code is not None:
             code.append(line)
         elif line.strip():
             item = _MARKDOWN_ITEM.match(line)
-            parts.append(f"{item[1]};" if item else line.strip())  # a list's items, one after another
+            text = item[1] if item else line.strip()
+            # A list's items one after another; a tab's name ("**XML**:") leads its code in.
+            parts.append(f"{text};" if item and not text.endswith(":") else text)
     return " ".join(parts).removesuffix(";")
 
 

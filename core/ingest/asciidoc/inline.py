@@ -21,7 +21,7 @@ __all__ = ["humanized", "inline"]
 #: Text no other markup is read in: ``+++x+++``, ``$$x$$``, ``pass:[x]``, ```+x+``` (code), ``+x+``.
 _PASSTHROUGH = re.compile(
     r"\+\+\+(?P<triple>[^\n]{1,2000}?)\+\+\+|\$\$(?P<dollars>[^\n]{1,2000}?)\$\$"
-    r"|pass:[a-z,]{0,20}\[(?P<macro>(?:[^\[\]\\\n]|\\.){0,2000})\]"
+    r"|pass:[a-z,]{0,20}\[(?P<macro>(?:[^\[\]\\\n]|\\.|\[[^\[\]\n]{0,200}\]){0,2000})\]"
     r"|(?<![\w`])`\+(?P<code>[^`\n]{1,2000}?)\+`(?![\w`])|(?<![\w+\\])\+(?=\S)(?P<plain>[^+\n]{0,2000}?\S)\+(?![\w+])")
 _CODE = re.compile(r"``(?P<u>[^\n]{1,2000}?)``|(?<![\w`\\])`(?=\S)(?P<c>[^`\n]{0,2000}?\S)`(?![\w`])")
 _SMART_QUOTES = re.compile(r"(?P<q>[\"'])`(?P<x>[^`\n]{1,2000}?)`(?P=q)")
@@ -33,10 +33,10 @@ _URL_MACRO = re.compile(r"(?<![\w/])(?:link:(?P<target>[^\s\[\]]{1,2000})"
 #: A link whose target starts with an attribute no one set (``{url-org}/x[text]``): its text is shown.
 _UNKNOWN_LINK = re.compile(rf"(?<!\\)\{{[\w-]{{1,100}}\}}[^\s\[\]]{{0,2000}}\[(?P<text>{_HELD})\]")
 _XREF = re.compile(rf"xref:(?P<target>[^\s\[\]]{{1,2000}})\[(?P<text>{_HELD})\]")
-#: ``<<install>>``, ``<<install,the steps>>``: an id starts with a letter, ``_``, ``:`` or ``#``
-#: (``x << 2 or y >> 1`` is no reference).
+#: ``<<install>>``, ``<<7-start,the steps>>``: an id starts right after ``<<`` (``x << 2 or y >> 1``
+#: is no reference).
 _CROSS_REFERENCE = re.compile(
-    r"<<(?P<target>[A-Za-z_:#][^,<>\n]{0,500}?)(?:,\s*(?P<text>[^<>\n]{1,1000}?))?>>")
+    r"<<(?P<target>[\w:#][^,<>\n]{0,500}?)(?:,\s*(?P<text>[^<>\n]{1,1000}?))?>>")
 #: Macros showing their text: keys, buttons, math.
 _SHOWN = re.compile(rf"(?:kbd|btn|stem|latexmath|asciimath|indexterm2):\[(?P<x>{_HELD})\]")
 _MENU = re.compile(rf"menu:(?P<menu>[^\s\[\]]{{1,500}})\[(?P<items>{_HELD})\]")
@@ -50,7 +50,7 @@ _INDEX_TERM = re.compile(r"\(\((?P<x>[^()\n]{1,500})\)\)")
 #: A role, id or option opening a span (``[.path]_Gemfile_``, ``[.role]#text#``, the older
 #: ``[blue]*text*``), and one opening code (``[.path]`config.yml```), left out before code is read.
 _ROLE = re.compile(r"\[[.#%]?[\w .#%-]{0,100}\](?=[*_`#])")
-_CODE_ROLE = re.compile(r"\[[.#%][\w .#%-]{0,100}\](?=`)")
+_CODE_ROLE = re.compile(r"(?<!`)\[[.#%][\w .#%-]{0,100}\](?=`)")
 _BOLD = re.compile(r"(?<![\w*\\])\*(?=\S)(?P<x>[^*\n]{0,2000}?\S)\*(?![\w*])")
 _ITALIC = re.compile(r"__(?P<u>[^\n]{1,2000}?)__")
 _MARKED = re.compile(r"##(?P<u>[^\n]{1,2000}?)##|(?<![\w#&\\/])#(?=\S)(?P<x>[^#\n]{0,2000}?\S)#(?![\w#])")

@@ -29,7 +29,7 @@ _MAX_ROWS_SPANNED = 1000
 
 
 def markdown_table(lines: list[str], *, options: str, cols: str, separator: str,
-                   cell: Callable[[str], str]) -> list[str]:
+                   cell: Callable[[str, str], str]) -> list[str]:
     """The table whose body is ``lines`` as Markdown lines.
 
     Args:
@@ -37,17 +37,19 @@ def markdown_table(lines: list[str], *, options: str, cols: str, separator: str,
         options: the table's options (``header``, ``noheader``, ``autowidth``).
         cols: its ``cols`` attribute ("" when not given).
         separator: ``|`` (or ``!`` in a nested table); ``,`` reads the body as CSV.
-        cell: reads a cell's text (AsciiDoc) as one line of Markdown.
+        cell: reads a cell's text (AsciiDoc) in its style (``a``: blocks, ``l``: literal, ``h``,
+            "" ...; its own or its column's) as one line of Markdown.
     """
     width = _width(cols)
+    styles = _styles(cols)
     if separator == ",":
-        rows = [[cell(c) for c in row] for row in csv.reader(lines) if row]
+        rows = [[cell(c, "") for c in row] for row in csv.reader(lines) if row]
         header = "header" in options
     else:
         cells = _cells("\n".join(lines), separator)
         first = next((line for line in lines if line.strip()), "")
         width = width or min(max(len(_cells(first, separator)), 1), _MAX_COLUMNS)
-        rows = _rows(cells, width, cell)
+        rows = _rows(cells, width, lambda text, style, column: cell(text, style or styles.get(column, "")))
         implicit = "noheader" not in options and _implicit_header(lines, width, separator)
         header = "header" in options or implicit
     if not rows:
@@ -70,6 +72,20 @@ def _width(cols: str) -> int:
     return min(count, _MAX_COLUMNS)
 
 
+def _styles(cols: str) -> dict[int, str]:
+    """Each column's style by its index, as ``cols`` gives it: ``"1,4a"`` makes the second ``a``."""
+    styles: dict[int, str] = {}
+    column = 0
+    for spec in re.split(r"[,;]", cols.strip().strip("\"'")):
+        written = re.match(r"\s*(?:(\d{1,4})\*)?[\d.%<^>~]*([adehlmsv])?\s*$", spec)
+        repeat = int(written[1]) if written and written[1] else 1
+        for _ in range(min(repeat, _MAX_COLUMNS)):
+            if written and written[2]:
+                styles[column] = written[2]
+            column += 1
+    return styles
+
+
 def _cells(body: str, separator: str) -> list[tuple[str, str]]:
     """Each cell's specifier and text, in order."""
     pieces = re.split(rf"(?<!\\){re.escape(separator)}", body)
@@ -86,7 +102,7 @@ def _cells(body: str, separator: str) -> list[tuple[str, str]]:
     return found
 
 
-def _rows(cells: list[tuple[str, str]], width: int, cell: Callable[[str], str]) -> list[list[str]]:
+def _rows(cells: list[tuple[str, str]], width: int, cell: Callable[[str, str, int], str]) -> list[list[str]]:
     """The cells laid out in rows ``width`` wide, spans taken into account."""
     rows: list[list[str]] = [[]]
     below = [0] * width  # per column: how many more rows a cell above spans into it
@@ -97,7 +113,8 @@ def _rows(cells: list[tuple[str, str]], width: int, cell: Callable[[str], str]) 
         for _ in range(repeat):
             row = _row_with_room(rows, below, width)
             at = len(row)
-            row.extend([cell(text), *[""] * (columns - 1)])
+            style = spec[-1] if spec[-1:].isalpha() else ""
+            row.extend([cell(text, style, at), *[""] * (columns - 1)])
             for column in range(at, min(at + columns, width)):
                 below[column] = min(int(span["rows"] or 1), _MAX_ROWS_SPANNED) - 1
     return [row for row in rows if row]

@@ -476,3 +476,18 @@ Hidden.
     assert "4. four\n5. five" in text and "Second:\n\n1. x" in text
     assert "Hidden" not in text
     assert "| Java | 11+ |" in text
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    ("|===\n|Slim |x\n\n|- if title?\n|y\n|===", "| - if title? | y |"),  # blocks in ``a|`` cells only
+    ('[cols="1,2a"]\n|===\n|x\n| Some text.\n\nMore.\n|===', "| x | Some text. More. |"),  # no code
+    ("|===\n|A\na|\n[tabs]\n====\nXML::\n+\n----\n<a/>\n----\n====\n|===", "| XML: `<a/>` |"),
+    ("Such as pass:[asciimath:[x] #y# +z+] are.", "Such as asciimath:[x] #y# +z+ are."),
+    ("Bad ids such as `[#cat#dog]` fail.", "Bad ids such as `[#cat#dog]` fail."),
+    (". One\n+\n.Example\n----\ncode\n----\n. Two", "2. Two"),  # a titled block in a step
+    ("* item\n+\n literal\n+\nor this", "```\nliteral\n```\n\nor this"),
+    ("See <<7-start, running>>.", "See running."),
+])
+def test_cells_passthroughs_steps_and_references_read_as_shown(
+        tmp_path: Path, source: str, shown: str) -> None:
+    assert shown in _markdown(source, tmp_path)
