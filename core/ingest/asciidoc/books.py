@@ -60,6 +60,9 @@ def _includes(path: Path, root: Path, read: Callable[[Path], bytes], attributes:
     if "include::" not in text:
         return []
     reader = Reader(root=root, read=read, component=None, attributes=dict(attributes), follow=False)
-    reader.lines(text, path=path)
+    try:
+        reader.lines(text, path=path)
+    except (ValueError, RecursionError):  # the walk goes on: the page is read (or refused) on its own
+        return []
     # On paper: ``sections/../sections/a.adoc`` is the file the walk found as ``sections/a.adoc``.
     return [Path(posixpath.normpath(target.as_posix())) for target in reader.includes]
