@@ -24,7 +24,6 @@ from typing import Any, NamedTuple
 
 from core.errors import IngestSourceError
 from core.ingest.asciidoc import SUFFIXES as ASCIIDOC_SUFFIXES
-from core.ingest.asciidoc import asciidoc_markdown
 from core.ingest.components import has_components
 from core.ingest.deflists import definition_lists, has_definition_lists
 from core.ingest.document import LoadedDocument, Section, clip_title
@@ -354,6 +353,9 @@ def _parse(parse: Callable[[str], Parsed], text: str, *, path: Path, root: Path,
     if path.suffix.lower() in MARKDOWN_SUFFIXES | MDX_SUFFIXES:
         whole = with_partials(text, path=path, root=root, read=read)
     if path.suffix.lower() in ASCIIDOC_SUFFIXES:  # its includes are part of reading it, not partials
+        # Imported here, as docutils is for .rst: only AsciiDoc pages need its patterns compiled.
+        from core.ingest.asciidoc.page import asciidoc_markdown
+
         text = whole = asciidoc_markdown(text, path=path, root=root, read=read)
     try:
         parsed = parse(whole)

@@ -13,8 +13,6 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from core.errors import IngestSourceError
 
 __all__ = ["Component", "component_of", "is_unpublished", "resource_path", "served_page"]
@@ -74,7 +72,9 @@ _MAX_VALUE_CHARS = 10_000
 def _component(folder: Path, root: Path, mtime_ns: int, size: int) -> Component:
     """The component ``folder/antora.yml`` describes, cached while the file is unchanged."""
     del mtime_ns  # only the cache's key: an edited antora.yml is read again
-    # Imported here: the loaders read AsciiDoc pages with this module.
+    # Imported here: the loaders read AsciiDoc pages with this module; PyYAML only an Antora site needs.
+    import yaml
+
     from core.ingest.loaders import read_regular_file
 
     config: Any = None

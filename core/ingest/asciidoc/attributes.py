@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["BUILT_IN", "ENTRY", "entry", "substituted"]
+__all__ = ["BASE_ATTRIBUTES", "BUILT_IN", "ENTRY", "entry", "substituted"]
+
+#: What every page reads: the HTML backend's attributes, as a site built with Asciidoctor sets them.
+BASE_ATTRIBUTES = {"backend": "html5", "backend-html5": "", "basebackend": "html", "basebackend-html": "",
+                   "embedded": "", "asciidoctor": "", "safe-mode-name": "safe"}
 
 #: The characters AsciiDoc names by attribute, to write what its syntax would read otherwise.
 BUILT_IN: Mapping[str, str] = {

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from core.ingest.asciidoc import asciidoc_markdown, is_unpublished
+from core.ingest.asciidoc import is_unpublished
+from core.ingest.asciidoc.page import asciidoc_markdown
 from core.ingest.chunking import document_hash
 from core.ingest.loaders import load_file, read_regular_file
 from core.ingest.walk import scan_folder
+from tests.support.paths import ROOT
 
 ANTORA = """name: widget
 version: '2.0'
@@ -491,3 +495,10 @@ Hidden.
 def test_cells_passthroughs_steps_and_references_read_as_shown(
         tmp_path: Path, source: str, shown: str) -> None:
     assert shown in _markdown(source, tmp_path)
+
+
+def test_the_reader_is_imported_only_when_a_page_is_read() -> None:
+    code = ("import sys, core.ingest.loaders, core.ingest.walk; "
+            "print(sorted(m for m in ('yaml', 'core.ingest.asciidoc.page') if m in sys.modules))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert shown.stdout.strip() == "[]"  # every command starts without them
