@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from core.ingest.fences import Fences, tag_over_lines
+from core.ingest.fences import Fences, tags_joined
 from core.ingest.inline import attribute
 
 __all__ = [
@@ -161,16 +161,7 @@ def for_readers(text: str) -> str:
 def _tags_joined(lines: list[str]) -> list[str]:
     """The lines, with an agents' block's opening tag written over lines (``<Prompt`` then one
     attribute a line, as Mintlify's docs write it) on one line."""
-    out: list[str] = []
-    fences = Fences()
-    k = 0
-    while k < len(lines):
-        line = lines[k]
-        k += 1
-        if not fences.code(line) and _OPENS_OVER_LINES.match(line):
-            line, k = tag_over_lines(lines, k, ends=_TAG_END, opens="<")
-        out.append(line)
-    return out
+    return [line for line, _ in tags_joined(lines, opens=_OPENS_OVER_LINES, ends=_TAG_END, marker="<")]
 
 
 def tabs_named(text: str) -> str:

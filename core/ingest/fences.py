@@ -10,6 +10,7 @@ block). ``split_fences`` gives the rest of ``core.ingest.markdown`` prose and co
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 #: A line opening with an HTML comment that it does not close: the comment runs to its ``-->``.
@@ -46,6 +47,23 @@ def tag_over_lines(lines: list[str], start: int, *, ends: re.Pattern[str], opens
         if ends.search(lines[j]):
             return " ".join([lines[start - 1].rstrip(), *(row.strip() for row in lines[start:j + 1])]), j + 1
     return lines[start - 1], start
+
+
+def tags_joined(lines: list[str], *, opens: re.Pattern[str], ends: re.Pattern[str], marker: str
+                ) -> Iterator[tuple[str, bool]]:
+    """Each line and whether it is code, a tag written over lines (``opens`` on a line, ``ends`` not)
+    joined into one line outside code (``tag_over_lines``, ``marker`` starting another tag)."""
+    fences = Fences()
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        k += 1
+        if fences.code(line):
+            yield line, True
+            continue
+        if opens.match(line) and not ends.search(line):
+            line, k = tag_over_lines(lines, k, ends=ends, opens=marker)
+        yield line, False
 
 
 def closes_fence(line: str, fence: str) -> bool:

@@ -21,7 +21,7 @@ import textwrap
 from collections.abc import Sequence
 
 from core.ingest.document import with_lead
-from core.ingest.fences import Fences, fence_opening, tag_over_lines
+from core.ingest.fences import Fences, fence_opening, tags_joined
 from core.ingest.inline import attribute
 from core.ingest.markdown import titled_fence
 from core.ingest.spans import outside_code_spans
@@ -51,7 +51,7 @@ _EMBEDS = frozenset({"youtube", "vimeo", "gist", "tweet", "x", "instagram"})
 _TEXT = re.compile(r"""\btext\s*=\s*["']?true\b""")
 #: Hugo's escaped tag, which its docs use to show one: ``{{</* name */>}}`` and ``{{%/* name */%}}``.
 _ESCAPED = re.compile(r"(\{\{[<%])/\*|\*/([>%]\}\})")
-#: A Hugo tag opening a line, and the end of one: a tag may run over lines (``tag_over_lines``).
+#: A Hugo tag opening a line, and the end of one: a tag may run over lines (``tags_joined``).
 _TAG_OPENS = re.compile(r"^[ \t]*\{\{[<%][ \t]*[\w/.-]")
 _TAG_ENDS = re.compile(r"[>%]\}\}")
 #: Tags whose content the site never shows (Docsy's ``{{< comment >}}``).
@@ -191,17 +191,11 @@ def _unescaped(text: str) -> str:
 def _own_lines(lines: list[str]) -> list[str]:
     """Outside code: a tag opening or closing a line of prose on a line of its own, refs as their page."""
     out: list[str] = []
-    fences = Fences()
-    k = 0
-    while k < len(lines):
-        line = lines[k]
-        k += 1
-        if fences.code(line):
+    # A tag written over several lines (one argument a line) is one tag.
+    for line, code in tags_joined(lines, opens=_TAG_OPENS, ends=_TAG_ENDS, marker="{{"):
+        if code:
             out.append(line)
             continue
-        if _TAG_OPENS.match(line) and not _TAG_ENDS.search(line):
-            # A tag written over several lines (one argument a line) is one tag.
-            line, k = tag_over_lines(lines, k, ends=_TAG_ENDS, opens="{{")
         # A ref written in a code span is shown, not followed.
         line = outside_code_spans(line, lambda part: _REF.sub(lambda m: m[1] or m[2] or m[3] or "", part))
         opening = _OPENS_LINE.match(line)
