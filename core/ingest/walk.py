@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 import pathspec
 
-from core.ingest.asciidoc import BASE_ATTRIBUTES, included_pages, is_unpublished
 from core.ingest.asciidoc import SUFFIXES as ASCIIDOC_SUFFIXES
+from core.ingest.asciidoc import included_pages, is_unpublished
 from core.ingest.loaders import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, is_supported, read_regular_file
 from core.ingest.partials import is_partial
 
@@ -146,7 +146,7 @@ def scan_folder(root: Path, *, follow_symlinks: bool = False) -> FolderScan:
             _classify(scan, path, relative, mode, size, root=root)
         pending.extend((subfolder, ignores) for subfolder in reversed(subfolders))
     if any(path.suffix.lower() in ASCIIDOC_SUFFIXES for path in scan.files):
-        included = included_pages(scan.files, root=root, attributes=BASE_ATTRIBUTES, read=functools.partial(
+        included = included_pages(scan.files, root=root, read=functools.partial(
             read_regular_file, root=root, follow_symlinks=follow_symlinks))
         for path in included:
             log.info("skipping %s: another page includes it whole, and is read with it",

@@ -11,8 +11,7 @@ layout and attributes, ``books`` which files a book includes.
 from __future__ import annotations
 
 from core.ingest.asciidoc.antora import is_unpublished, served_page
-from core.ingest.asciidoc.attributes import BASE_ATTRIBUTES
 from core.ingest.asciidoc.books import included_pages
 from core.ingest.asciidoc.preprocess import SUFFIXES
 
-__all__ = ["BASE_ATTRIBUTES", "SUFFIXES", "included_pages", "is_unpublished", "served_page"]
+__all__ = ["SUFFIXES", "included_pages", "is_unpublished", "served_page"]

@@ -14,14 +14,14 @@ from pathlib import Path
 
 from core.errors import IngestSourceError
 from core.ingest.asciidoc.antora import component_of
+from core.ingest.asciidoc.attributes import BASE_ATTRIBUTES
 from core.ingest.asciidoc.preprocess import SUFFIXES, Reader
 from core.ingest.text import decode_text
 
 __all__ = ["included_pages"]
 
 
-def included_pages(files: Iterable[Path], *, root: Path, read: Callable[[Path], bytes],
-                   attributes: dict[str, str]) -> set[Path]:
+def included_pages(files: Iterable[Path], *, root: Path, read: Callable[[Path], bytes]) -> set[Path]:
     """The AsciiDoc files (outside Antora) that a page among ``files`` includes whole.
 
     Only what a page shows counts: an include under a condition that does not hold, or in a
@@ -33,11 +33,10 @@ def included_pages(files: Iterable[Path], *, root: Path, read: Callable[[Path], 
         files: the files found.
         root: the folder ingested.
         read: reads a file inside the docs.
-        attributes: those every page starts with.
     """
     pages = {path for path in files
              if path.suffix.lower() in SUFFIXES and component_of(path, root=root) is None}
-    edges = {path: [target for target in _includes(path, root, read, attributes) if target in pages]
+    edges = {path: [target for target in _includes(path, read) if target in pages]
              for path in pages}
     included = {target for targets in edges.values() for target in targets}
     reached: set[Path] = set()
@@ -50,8 +49,7 @@ def included_pages(files: Iterable[Path], *, root: Path, read: Callable[[Path], 
     return reached
 
 
-def _includes(path: Path, root: Path, read: Callable[[Path], bytes], attributes: dict[str, str]
-              ) -> list[Path]:
+def _includes(path: Path, read: Callable[[Path], bytes]) -> list[Path]:
     """The files a page includes whole, as the preprocessor reads its includes (not reading them)."""
     try:
         text = decode_text(read(path), name=str(path))
@@ -59,7 +57,7 @@ def _includes(path: Path, root: Path, read: Callable[[Path], bytes], attributes:
         return []
     if "include::" not in text:
         return []
-    reader = Reader(root=root, read=read, component=None, attributes=dict(attributes), follow=False)
+    reader = Reader(read=read, component=None, attributes=dict(BASE_ATTRIBUTES), follow=False)
     try:
         reader.lines(text, path=path)
     except (ValueError, RecursionError):  # the walk goes on: the page is read (or refused) on its own

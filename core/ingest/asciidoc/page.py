@@ -34,7 +34,7 @@ def asciidoc_markdown(text: str, *, path: Path, root: Path, read: Callable[[Path
                   "docname": path.stem, "docfilesuffix": path.suffix}
     if component is not None:
         attributes["page-module"] = component.module_of(path) or "ROOT"
-    reader = Reader(root=root, read=read, component=component, attributes=dict(attributes))
+    reader = Reader(read=read, component=component, attributes=dict(attributes))
     lines = reader.lines(text, path=path)
 
     def page_title(target: str) -> str | None:

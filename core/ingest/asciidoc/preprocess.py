@@ -64,10 +64,12 @@ def verbatim_closing(line: str, closing: str | None) -> str | None:
 class Reader:
     """Reads one page with what it includes, under the conditions it sets."""
 
-    def __init__(self, *, root: Path, read: Callable[[Path], bytes], component: Component | None,
+    def __init__(self, *, read: Callable[[Path], bytes], component: Component | None,
                  attributes: dict[str, str], follow: bool = True) -> None:
-        """A reader of pages in ``component`` (None: outside Antora), with ``attributes`` set."""
-        self._root = root
+        """A reader of pages in ``component`` (None: outside Antora), with ``attributes`` set.
+
+        ``read`` reads a file inside the docs only: the includes are read with it.
+        """
         self._read = read
         self._component = component
         #: The attributes set so far, page entries included: what conditions and targets read.
