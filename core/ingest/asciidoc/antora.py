@@ -9,11 +9,14 @@ page reads (``asciidoc.attributes``).
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from core.errors import IngestSourceError
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Component", "component_of", "is_unpublished", "resource_path", "served_page"]
 
@@ -78,12 +81,16 @@ def _component(folder: Path, root: Path, mtime_ns: int, size: int) -> Component:
     from core.ingest.loaders import read_regular_file
 
     config: Any = None
-    if size <= _MAX_CONFIG_BYTES:
-        try:  # inside the docs only, never through a link, and never a FIFO
-            config = yaml.safe_load(read_regular_file(folder / "antora.yml", root=root).decode("utf-8"))
-        except (IngestSourceError, UnicodeDecodeError, yaml.YAMLError, ValueError, TypeError,
-                RecursionError):
-            config = None  # unreadable or not YAML (``version: 2024-02-30``): pages are read without it
+    path = folder / "antora.yml"
+    try:  # inside the docs only, never through a link, and never a FIFO
+        if size > _MAX_CONFIG_BYTES:
+            raise IngestSourceError(f"over {_MAX_CONFIG_BYTES // 1024} KB")
+        config = yaml.safe_load(read_regular_file(path, root=root).decode("utf-8"))
+    except (IngestSourceError, UnicodeDecodeError, yaml.YAMLError, ValueError, TypeError,
+            RecursionError) as exc:
+        # Unreadable or no YAML (``version: 2024-02-30``): its pages are read without its attributes.
+        log.warning("%s: not read, its pages are read without its attributes: %s", path,
+                    " ".join(str(exc).split())[:200] or type(exc).__name__)
     config = config if isinstance(config, dict) else {}
     asciidoc = config.get("asciidoc")
     given = asciidoc.get("attributes") if isinstance(asciidoc, dict) else None

@@ -9,6 +9,7 @@ include goes ``_MAX_DEPTH`` deep at most, so a page including itself ends.
 
 from __future__ import annotations
 
+import logging
 import re
 import textwrap
 from collections.abc import Callable
@@ -20,6 +21,8 @@ from core.ingest.asciidoc.attributes import entry, substituted
 from core.ingest.text import decode_text
 
 __all__ = ["SUFFIXES", "Reader"]
+
+log = logging.getLogger(__name__)
 
 #: AsciiDoc's file suffixes: pages of their own.
 SUFFIXES = frozenset({".adoc", ".asciidoc", ".asc"})
@@ -155,8 +158,11 @@ class Reader:
             return []
         try:
             text = decode_text(self._read(found), name=str(found))
-        except (IngestSourceError, OSError):
-            return []  # not there to read: the site shows a warning, not text
+        except (IngestSourceError, OSError) as exc:
+            # The site shows a warning, not text: so does the run (once a page, as it is read).
+            if self._follow:
+                log.warning("%s: %s not read: %s", path.name, include[0].strip(), exc)
+            return []
         lines = _selected(text.replace("\r\n", "\n").split("\n"), options)
         self._chars += sum(len(line) + 1 for line in lines)
         if self._chars > _MAX_CHARS or found.suffix.lower() not in _INCLUDED_AS_ASCIIDOC:

@@ -394,12 +394,20 @@ $ pandoc
     "a: &a [x, x]\nb: &b [*a, *a]\nasciidoc: {attributes: {bomb: *b}}\n",  # a list is no value
     "\x00\x01 not yaml: [\n",
 ])
-def test_a_bad_antora_yml_leaves_its_pages_read(tmp_path: Path, config: str) -> None:
+def test_a_bad_antora_yml_leaves_its_pages_read(tmp_path: Path, config: str,
+                                                caplog: pytest.LogCaptureFixture) -> None:
     root = _site(tmp_path)
     (root / "antora.yml").write_text(config, encoding="utf-8")
     assert len(scan_folder(root).files) == 2
     doc = load_file(root / "modules/ROOT/pages/install.adoc", root=root, base_url="https://d.test")
     assert doc.title == "Install Widget"
+    if "bomb" not in config:  # YAML, its values unread: nothing to say
+        assert "antora.yml: not read, its pages are read without its attributes" in caplog.text
+
+
+def test_an_include_not_read_is_named_in_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    assert _markdown("Before.\n\ninclude::missing.adoc[]\n", tmp_path) == "Before."
+    assert "page.adoc: include::missing.adoc[] not read" in caplog.text
 
 
 def test_antora_yml_is_read_inside_the_docs_and_again_when_edited(tmp_path: Path) -> None:
