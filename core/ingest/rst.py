@@ -96,7 +96,7 @@ class _RstRenderer:
         elif isinstance(node, nodes.subtitle):
             self.builder.heading(level, _inline(node))
         elif isinstance(node, nodes.system_message):
-            if code := _extension_example(node):
+            if code := _extension_example(node) or _malformed_table(node):
                 self.builder.block(code)
         elif isinstance(node, _SKIPPED) or (isinstance(node, nodes.title)
                                             and isinstance(node.parent, (nodes.section, nodes.document))):
@@ -152,6 +152,25 @@ def _extension_example(node: nodes.system_message) -> str:
         return ""
     body = textwrap.dedent("\n".join(line for line in lines[1:] if not _OPTION_LINE_RE.match(line))).strip()
     return fenced(body, "python") if body and _is_python(body) else ""
+
+
+#: An inline role or literal as written in a table docutils could not read: ``x`` and :role:`x`.
+_WRITTEN_MARKUP_RE = re.compile(r"``(?P<literal>[^`\n]+)``|:[\w:+.-]+:`(?P<role>[^`\n]+)`")
+
+
+def _malformed_table(node: nodes.system_message) -> str:
+    """A table docutils refused ("Malformed table."), as the text it is written as, fenced ("": none).
+
+    One cell wider than its column makes docutils drop the whole table; a page's table of old
+    and new setting names went with it. Its lines keep their columns, inline markup shown as
+    its text.
+    """
+    message = node.children[0].astext() if node.children else ""
+    source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
+    if not message.startswith("Malformed table") or not source.strip():
+        return ""
+    shown = _WRITTEN_MARKUP_RE.sub(lambda m: m["literal"] or shown_text(m["role"]), source)
+    return fenced(shown.strip("\n"), "text")
 
 
 def _is_python(text: str) -> bool:
@@ -291,7 +310,8 @@ def _table(node: nodes.Element) -> str:
 
 def _cell(entry: nodes.Element) -> str:
     """A table cell on one line: its paragraphs, a list's items joined by "; "."""
+    # An unknown role's error message is a child of its cell, not of the page: never its text.
     parts = [_inline(c) if isinstance(c, nodes.paragraph)
              else "; ".join(i.astext() for i in c.children) if isinstance(c, _LISTS) else c.astext()
-             for c in entry.children]
+             for c in entry.children if not isinstance(c, nodes.system_message)]
     return " ".join(" ".join(parts).replace("|", "\\|").split())

@@ -9,7 +9,7 @@ import pytest
 
 import core.ingest.rst as rst
 from core.ingest.chunking import document_hash
-from core.ingest.loaders import load_file
+from core.ingest.loaders import RST_PARSER, load_file
 from core.ingest.rst import parse_rst
 from core.ingest.sphinx_markup import role_shown, shown_text
 from core.ingest.text import parse_plain_text
@@ -125,6 +125,27 @@ def test_a_table_without_a_header_keeps_its_first_row_as_a_row() -> None:
     assert sections[0].blocks == ["|  |  |\n|---|---|\n| rule | the URL rule |\n| name | its endpoint |"]
 
 
+def test_a_cell_with_a_role_docutils_does_not_know_shows_its_text_not_the_error() -> None:
+    table = ("+------------------+---------------+\n| Signal           | Meaning       |\n"
+             "+==================+===============+\n| :madeup:`TERM`   | Warm shutdown |\n"
+             "+------------------+---------------+\n")
+    _, sections = parse_rst(table)
+    assert sections[0].blocks == ["| Signal | Meaning |\n|---|---|\n| TERM | Warm shutdown |"]
+
+
+def test_a_table_docutils_calls_malformed_keeps_its_lines_as_written() -> None:
+    table = ("Renamed\n=======\n\n=============  ===========\n**Old name**   **New**\n=============  ===========\n"
+             "``OLD_NAME``   :madeup:`new_name`\n``A_NAME_WIDER_THAN_ITS_COLUMN`` :madeup:`wide`\n"
+             "=============  ===========\n\nAfter.\n")
+    _, sections = parse_rst(table)
+    code, after = sections[0].blocks
+    assert code.startswith("```text\n") and after == "After."
+    assert "OLD_NAME   new_name" in code and "A_NAME_WIDER_THAN_ITS_COLUMN wide" in code
+    assert "``" not in code.strip("`") and ":madeup:" not in code
+    # Other errors stay out of the text.
+    assert parse_rst("Title\n=====\n\n.. madeup-directive:: x\n\nText.\n")[1][0].blocks == ["Text."]
+
+
 def test_what_a_page_writes_under_an_autodoc_directive_is_read() -> None:
     _, sections = parse_rst(".. autoclass:: Request\n   :members:\n\n   A request to send.\n\n"
                             "   .. attribute:: Request.meta\n\n      A dict of arbitrary metadata.\n\n"
@@ -202,7 +223,7 @@ def test_rst_pages_stored_as_plain_text_are_chunked_again(tmp_path: Path) -> Non
     page = tmp_path / "install.rst"
     page.write_text(PAGE)
     doc = load_file(page, root=tmp_path)
-    assert doc.parser == "rst-4"
+    assert doc.parser == RST_PARSER
     # The same page read the old way (plain text) had another fingerprint; other formats keep theirs.
     assert document_hash(doc) != document_hash(replace(doc, parser=""))
     markdown = tmp_path / "install.md"
