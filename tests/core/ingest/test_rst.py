@@ -134,7 +134,8 @@ def test_a_cell_with_a_role_docutils_does_not_know_shows_its_text_not_the_error(
 
 
 def test_a_table_docutils_calls_malformed_keeps_its_lines_as_written() -> None:
-    table = ("Renamed\n=======\n\n=============  ===========\n**Old name**   **New**\n=============  ===========\n"
+    table = ("Renamed\n=======\n\n=============  ===========\n**Old name**   **New**\n"
+             "=============  ===========\n"
              "``OLD_NAME``   :madeup:`new_name`\n``A_NAME_WIDER_THAN_ITS_COLUMN`` :madeup:`wide`\n"
              "=============  ===========\n\nAfter.\n")
     _, sections = parse_rst(table)
