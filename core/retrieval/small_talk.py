@@ -18,7 +18,7 @@ FILLER: frozenset[str] = frozenset(
     lol lmao rofl haha hahaha heh hmm hmmm umm um uh ah oh ok okay okey k yo hey hi hello hiya sup
     guys folks pls plz please thx thanks thank ty tysm cheers kinda sorta btw tbh imo imho idk afaik
     fyi iirc ngl rn omg wtf jk anyway anyways actually basically literally really super totally quick
-    question q random somebody someone anyone anybody mate dude bro ya yeah yep nope yup
+    question q random somebody someone anyone anybody everyone everybody mate dude bro ya yeah yep nope yup
 """.split()
 )
 #: Words that, with filler and stop words, make a message small talk when nothing else is left.
@@ -44,9 +44,11 @@ _ACK_WORDS = 12
 _SHORT_CHAT = 4
 #: Words for the one spoken to: "how are you" asks about the bot, "what is if let" about the docs.
 _YOU: frozenset[str] = frozenset("you u ya your yours yourself youre".split())
-#: "anyone around?", "is anybody here", "u there?": asking whether someone is there, not a question.
+#: "anyone around?", "is anybody here", "u there?", "hi there! anyone around?", "hey everyone, anyone
+#: online?": asking whether someone is there, not a question. A greeting may name whom it greets.
 _PRESENCE = re.compile(
-    r"^\W*(?:(?:yo|hey|hi|hello|sup|ok|okay|so)\b\W*)*(?:is\s+|are\s+)?"
+    r"^\W*(?:(?:yo|hey|hi|hello|hiya|sup|ok|okay|so)"
+    r"(?:\s+(?:there|all|everyone|everybody|guys|folks|team|people|ppl|y'?all|friends))?\b\W*)*(?:is\s+|are\s+)?"
     r"(?:(?:any|some)(?:one|body)|you|u|y'?all|ppl|people)\s+(?:around|here|there|online|awake|on)\W*$",
     re.IGNORECASE,
 )

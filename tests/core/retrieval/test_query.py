@@ -142,6 +142,9 @@ def test_filler_is_left_out_and_typos_fixed() -> None:
     "thanks!! that fixed it 🙏", "hey bot hows it going", "ty!", "yo",
     # Asking whether someone is there ("around" alone is no small talk: "how do i get around it?").
     "yo 👋 anyone around?", "is anybody here", "u there?", "hey, anyone online?",
+    # ... after a greeting that names whom it greets.
+    "hi there! anyone around?", "hey everyone 👋 anyone around?", "hi guys! anybody here?",
+    "hey team, anyone on?",
     "how are you?", "hey, how are you doing?", "who are you?", "what's up", "got it", "yes", "why?",
     "and then?", "me too",
     # Praise asks nothing, whatever it praises.
@@ -164,6 +167,7 @@ def test_thanks_naming_nothing_the_docs_know_is_small_talk(message: str) -> None
     "thanks! i need the ubuntu install steps", "thanks what is a planner",
     "thx, the ubuntu instal keeps failing", "thanks! can you do the same for ubuntu",
     "how do i get around it?", "anyone around who knows how to install gazebo?",
+    "hi everyone, anyone around who knows how to install gazebo?", "hey all, is there a planner?",
     # Only common words, but a question about what the docs write in them (Rust's `if let`).
     "what is if let used for", "what's if let for, and when should i use it", "what is if let?",
     "what is self?",
