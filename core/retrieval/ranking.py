@@ -219,7 +219,8 @@ def title_boost(
 #: (Jammy Jellyfish)", "Python 3.10.0" and "OAuth 2.0 (PKCE)" name what a page is about.
 _VERSION_HEADING = re.compile(
     r"(?P<name>(?!v\d|version\b)[a-z][\w.-]*?(?:\s+|-))?"
-    r"\[?(?P<prefix>v|version\s*)?(?P<number>\d+(?:\.\d+)+)(?:[-+][0-9a-z.]+|(?:rc|a|b|dev|post)\d*)?\]?"
+    r"\[?(?P<prefix>v|version\s*)?(?P<number>\d+(?:\.\d+)+)(?:[-+][0-9a-z.]+|(?:rc|a|b|dev|post)\d*"
+    r"|\s(?:rc|alpha|beta)\d*)?\]?"
     r"(?P<date>\s*(?:\([^)]*\)|[-\u2013\u2014/]\s*\d{4}-\d\d-\d\d))?"
     r"(?P<title>(?::|\s+[-\u2013\u2014])\s+.*|\s+release(?:\s+notes)?)?",
     re.IGNORECASE)
@@ -234,6 +235,12 @@ _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _RELEASE_NOTES = re.compile(
     r"(?:[\w.-]+\s+)?(?:release\s+notes|releases|change\s*log|changes|history|news|what['\u2019]?s\s+new)",
     re.IGNORECASE)
+#: A page's title naming the release it is the notes of: "What's new in Celery 5.6 (Recovery)",
+#: "Release notes for mytool 2.1", "Changes in version 3.0"; every section of it is a changelog's.
+#: "What's new in the editor" names no release.
+_RELEASE_TITLE = re.compile(
+    r"(?:what['\u2019]?s\s+new|release\s+notes|changes)\s+(?:in|for|of)\s+(?:[\w.-]+\s+){0,3}?"
+    r"(?:v|version\s*)?\d+(?:\.\d+)+(?:\W.*)?", re.IGNORECASE)
 #: A question that asks about versions wants the changelog ("which version added ...").
 _ASKS_VERSIONS = re.compile(r"\b(?:versions?|releases?|changelog|v?\d+\.\d+)\b", re.IGNORECASE)
 #: Changelog entries give way only when another candidate is at least this relevant next to
@@ -246,9 +253,11 @@ def is_changelog(section: str) -> bool:
     """Whether a chunk's heading path (``Title > Section``) runs through a version-number heading.
 
     On a page titled as release notes, a product's name and version is one too ("Release notes >
-    Scrapy 0.14"), undated.
+    Scrapy 0.14"), undated; every section of a page titled as one release's notes is one.
     """
     headings = [heading.strip() for heading in section.split(">")]
+    if _RELEASE_TITLE.fullmatch(headings[0]):
+        return True
     notes = _RELEASE_NOTES.fullmatch(headings[0]) is not None
     return any(_is_release(heading, named=notes) for heading in headings)
 

@@ -244,6 +244,15 @@ def test_a_heading_naming_the_distinctive_terms_moves_up() -> None:
     ("Scrapy history > Scrapy 0.12", True),
     ("History, design and future > FastAPI 0.1", False),  # no page of releases
     ("Install > Python 3.10", False),
+    # A page titled as one release's notes; a version heading with a space before its "RC".
+    ("What's new in Celery 5.6 (Recovery) > Exception Handling Memory Leak", True),
+    ("What\u2019s New in mytool 4.0 > Upgrading", True),
+    ("Release notes for mytool v2.1.0 > Fixes", True),
+    ("Changes in version 3.0", True),
+    ("Change history > 4.3.0 RC1", True),
+    ("What's new in the editor > Tabs", False),
+    ("Upgrading to mytool 2.0 > Steps", False),
+    ("Changes in behaviour > Python 3.12 support", False),
 ])
 def test_a_changelog_entry_is_a_section_titled_by_a_version(section: str, changelog: bool) -> None:
     from core.retrieval.ranking import is_changelog
