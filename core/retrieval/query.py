@@ -6,8 +6,9 @@ words, splits numbers from their units, and corrects words the collection does
 not know to the nearest word it does (rapidfuzz, one edit or two for long words,
 a swap of neighbours counting as one, the first letter kept; a nearer English word,
 or a stop word the typo only swaps, wins), leaving what the writer quotes as it is;
-an acronym the docs define but seldom use is searched with its long form, and a versioned
-name ("ros2") with the spelling the docs mostly use ("ROS 2").
+an acronym the docs define but seldom use is searched with its long form, a versioned
+name ("ros2") with the spelling the docs mostly use ("ROS 2"), and words typed apart with the
+name the docs join them into ("key type": ``keyType``).
 It also says when a message is only small talk ("thanks!", "hey, how's it going";
 ``core.retrieval.small_talk``), which deserves a friendly reply rather than a search.
 
@@ -318,6 +319,7 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
     if is_small_talk(cleaned, knows=knows):
         return QueryAnalysis(text="", small_talk=True)
     text, corrections = _clean_words(docs_versions(normalised, lexicon), lexicon)
+    text = docs_compounds(text, lexicon, typed=normalised)
     return QueryAnalysis(text=_restore(text, quoted), corrections=corrections)
 
 
@@ -355,6 +357,49 @@ def docs_versions(text: str, lexicon: Lexicon) -> str:
         return m.group(0)
 
     return SPACED_VERSION_RE.sub(with_joined, JOINED_VERSION_RE.sub(with_spaced, text))
+
+
+#: Words written apart that the docs may write as one name: two or three, each a content word.
+_WORD_RUN = re.compile(r"[A-Za-z]{2,}(?:[ \t]+[A-Za-z]{2,})+")
+#: The fewest letters of a joined name ("apikey"); shorter joins are words by chance.
+_COMPOUND_CHARS = 6
+
+
+def docs_compounds(text: str, lexicon: Lexicon, *, typed: str = "") -> str:
+    """Add the name the docs write as one word for words typed apart: "key type" -> "key type keytype".
+
+    Option and class names join words (``keyType``, ``basicAuth``, ``TestClient``, ``lockfile``),
+    and the search reads such a name as one word, which "key type" never matches. Two or
+    three neighbouring words whose join the collection holds are searched joined too, right
+    after them; stop words never join ("my app" is no ``myapp``, "user in" no ``UserIn``).
+
+    Args:
+        text: the cleaned message.
+        lexicon: the collection's vocabulary.
+        typed: the message as typed, before shorthand was spelt out ("basic auth" is
+            ``basicAuth`` even where "auth" became "authentication").
+    """
+    if lexicon.empty:
+        return text
+    lowered = f"{text} {typed}".lower()
+    added: set[str] = set()
+
+    def joins(words: list[str]) -> list[str]:
+        found = []
+        for size in (3, 2):
+            for i in range(len(words) - size + 1):
+                parts = words[i:i + size]
+                joined = "".join(parts)
+                if (len(joined) >= _COMPOUND_CHARS and not any(p in STOPWORDS for p in parts)
+                        and joined in lexicon.words and joined not in added
+                        and not re.search(rf"\b{joined}\b", lowered)):
+                    added.add(joined)
+                    found.append(joined)
+        return found
+
+    text = _WORD_RUN.sub(lambda run: " ".join([run[0], *joins(run[0].lower().split())]), text)
+    extra = [j for run in _WORD_RUN.finditer(typed) for j in joins(run[0].lower().split())]
+    return f"{text} {' '.join(extra)}" if extra else text
 
 
 def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from core.retrieval.lexicon import Lexicon, LexiconCache, LexiconFile, chunk_versions
-from core.retrieval.query import correct_word, normalise_chat, strip_markup, understand, unknown_names
+from core.retrieval.query import (
+    correct_word,
+    docs_compounds,
+    normalise_chat,
+    strip_markup,
+    understand,
+    unknown_names,
+)
 
 LEXICON = Lexicon(chunks=10, words={
     "gazebo": 6, "topics": 4, "topic": 3, "planner": 2, "prefix": 2, "install": 5, "binaries": 2,
@@ -363,3 +370,22 @@ def test_a_versioned_name_is_searched_as_the_docs_write_it(message: str, searche
                                         "keep": 3, "found": 2, "over": 2, "why": 1},
                       versions={"ros 2": 30, "ros 1": 5, "gazebo 11": 1, "python 3": 6})
     assert understand(message, lexicon).text == searched
+
+
+@pytest.mark.parametrize(("message", "searched"), [
+    # Two or three words the docs write as one name: the name is searched too, after them.
+    ("how do i set the key type for acme certs", "how do i set the key type for acme certs keytype"),
+    ("disable the check new version thing", "disable the check new version thing checknewversion"),
+    ("where's the lock file?", "where's the lock file lockfile?"),
+    # Shorthand spelt out still joins as typed ("auth" -> "authentication", but ``basicAuth``).
+    ("basic auth on a router", "basic authentication on a router basicauth"),
+    # Stop words never join; a name typed already, or joined once, is not added again.
+    ("my app crashes", "my app crashes"), ("the user in the form", "the user in the form"),
+    ("keytype or key type?", "keytype or key type?"),
+    ("lock file, lock file", "lock file lockfile, lock file"),
+])
+def test_words_typed_apart_are_searched_with_the_name_the_docs_join(message: str, searched: str) -> None:
+    lexicon = Lexicon(chunks=50, words={"keytype": 3, "key": 10, "type": 20, "basicauth": 2, "myapp": 5,
+                                        "userin": 2, "checknewversion": 1, "lockfile": 4})
+    assert understand(message, lexicon).text == searched
+    assert docs_compounds("key type", Lexicon()) == "key type"  # no vocabulary yet: nothing to go by
