@@ -36,10 +36,11 @@ _GERUNDS = (r"(?:using|setting|passing|adding|enabling|disabling|configuring|run
             r"|installing)")
 #: Where a sentence, a list item or a clause starts: an imperative there tells the reader to act.
 _STARTS = r"(?:^[\s>*+\-\d.)#]*|[.:;!?]\s+\**|,\s+(?:(?:or|and)\s+)?)"
-#: After "you can" any verb acts but those of reading and thinking: "you can see the header", "you
-#: can read more" and "you can't combine them" tell nothing to do.
+#: After "you can" any verb acts but those of reading and thinking, and those of meeting a problem:
+#: "you can see the header", "you can read more", "you can't combine them" and "you may encounter
+#: an error" tell nothing to do.
 _NOT_DOING = (r"(?!(?:see|read|learn|find|notice|imagine|think|expect|refer|visit|consult|look|not|never"
-              r"|be\s+sure)\b)")
+              r"|be\s+sure|encounter|experience|face|run\s+into|hit|stumble)\b)")
 #: How docs tell the reader to act: "you can pair it with ...", "you'll need to install", "can be
 #: set", "by setting", "we recommend", "Set `X` to ...", "When deploying, set ...", ", or use
 #: `--port`", "Setting `X` to ...". "Docker will build and run", "the variables you want to pass",

@@ -59,10 +59,16 @@ def introduces_next(text: str) -> bool:
 
 #: Openings that carry a passage on to its next step ("For that, use ...", "In this case, ...",
 #: "To do so, ...") or turn it ("But there are cases in which `UploadFile` ...", "However, ..."),
-#: not prose that merely mentions what came before ("This page also ...").
+#: or give the remedy for the problem just told ("To solve the problem, ...", "A common solution
+#: is to use ..."), not prose that merely mentions what came before ("This page also ...").
 _CARRIES_ON_RE = re.compile(
     r"^\W*(?:(?:for|in|with|after)\s+(?:this|that|these|those|it)(?:\s+(?:case|cases|purpose))?"
-    r"|to\s+do\s+(?:this|that|so)|then|instead)\s*,|^\W*(?:but|however)\b", re.IGNORECASE)
+    r"|to\s+do\s+(?:this|that|so)|then|instead"
+    r"|to\s+(?:solve|fix|avoid|prevent|resolve|address|work\s+around)"
+    r"\s+(?:this|that|these|it|the\s+\w+)(?:\s+\w+)?)"
+    r"\s*,|^\W*(?:but|however)\b"
+    r"|^\W*(?:a|the|one)\s+(?:common\s+|simple\s+|possible\s+|usual\s+|recommended\s+)?"
+    r"(?:solution|fix|workaround|remedy)\s+(?:is|would\s+be)\b", re.IGNORECASE)
 
 
 def carries_on(text: str) -> bool:

@@ -650,6 +650,10 @@ def test_refers_back(text: str, expected: bool) -> None:
     ("For this reason it fails.", False),
     ("But there are cases in which `UploadFile` is better.", True), ("However, large files fail.", True),
     ("Butter is not a turn.", False),
+    # The remedy for the problem just told.
+    ("To solve the problem, set `consumer_timeout` higher.", True), ("To fix this, pin it.", True),
+    ("A common solution is to use the `on_commit` hook:", True), ("The workaround is a retry.", True),
+    ("To solve problems like these you need logs.", False), ("To install it, run:", False),
 ])
 def test_carries_on(text: str, expected: bool) -> None:
     assert carries_on(text) is expected

@@ -86,6 +86,8 @@ def test_a_prescription_names_something_in_code_the_question_does_not_with_a_ver
     assert not prescribes(unit("It works with the `asyncio` backend too."), asked)
     assert not prescribes(unit("You can see the `X-Forwarded-Proto` header in the logs."), asked)
     assert not prescribes(unit("Note that you can't just combine `--reload` with `--workers`."), asked)
+    # Meeting a problem is no step either: "you may encounter" tells what happens.
+    assert not prescribes(unit("With a `countdown` you may encounter a `PreconditionFailed` error:"), asked)
     assert not prescribes(unit("The server will then call `on_startup` once."), asked)
     assert not prescribes(unit("Use of `eval` is discouraged."), asked)
     assert not prescribes(unit("You can set it to `true`."), asked)  # a value names nothing to use
