@@ -65,8 +65,9 @@ _CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORM
 #: the chunks, "gui" in 14%, "rl" in 6% lost facts when spelt out); 0.02 to 0.04 gave the same
 #: figures on all eight sets, 0.01 lost robotics-textbook-chat's "qos" (1.8%).
 ACRONYM_MAX_SHARE = 0.02
-#: Developers' shorthand in chat and the word docs spell out; used only when the collection
-#: does not use the short form itself (ROS docs say "cmd_vel", uv's say "env").
+#: Developers' shorthand in chat and the word docs spell out; used instead of the short form when
+#: the collection does not use it (ROS docs say "cmd_vel", uv's say "env"), beside it when the
+#: collection writes the long form in more chunks.
 SHORTHAND: dict[str, str] = {
     "ppl": "people", "cfg": "config", "conf": "config", "cmd": "command", "cmds": "commands",
     "pw": "password", "passwd": "password", "k8s": "kubernetes", "prod": "production",
@@ -82,7 +83,8 @@ SHORTHAND: dict[str, str] = {
     "sim": "simulation", "sims": "simulations", "mins": "minutes", "secs": "seconds", "hrs": "hours",
     "infra": "infrastructure", "auth": "authentication", "js": "javascript",
     "py": "python", "dev": "development", "vid": "video", "pic": "picture", "pics": "pictures",
-    "num": "number",
+    "num": "number", "cert": "certificate", "certs": "certificates", "conn": "connection",
+    "conns": "connections", "attr": "attribute", "attrs": "attributes", "resp": "response",
 }
 _UNIT_RE = re.compile(r"\b(\d+(?:\.\d+)?)([a-zA-Z]{1,4})\b")
 _UNITS = frozenset("b kb mb gb tb k m g ms s sec min h hz khz mhz ghz mm cm km kg w kw v fps px".split())
@@ -414,6 +416,9 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
         if word in SHORTHAND and not lexicon.empty and not lexicon.knows(word):
             raw = raw.lower().replace(word, SHORTHAND[word])  # "prod" -> "production"
             word = SHORTHAND[word]
+        elif _spelt_more(word, text, lexicon):
+            core = raw.rstrip(".,!?;:")  # "env" -> "env environment": the docs write both, mostly the latter
+            raw = f"{core} {SHORTHAND[word]}{raw[len(core):]}"
         fixed = correct_word(word, lexicon) if word not in STOPWORDS else None
         if fixed is not None:
             corrections[word] = fixed
@@ -427,6 +432,18 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
             raw = f"{core} {long_form}{raw[len(core):]}"
         kept.append(raw)
     return " ".join(kept).strip(), corrections
+
+
+def _spelt_more(word: str, text: str, lexicon: Lexicon) -> bool:
+    """Whether shorthand the docs use is searched with its long form too: they write that in more chunks.
+
+    "env vars" finds the docs' "environment variables" where they write "env" only in a flag or
+    two; where they say "cmd" more than "command", "cmd" alone is searched.
+    """
+    long_form = SHORTHAND.get(word)
+    if not long_form or lexicon.empty or long_form in text.lower():
+        return False
+    return lexicon.words.get(long_form, 0) > lexicon.words.get(word, 0)
 
 
 def _spelt_out(word: str, text: str, lexicon: Lexicon) -> str | None:

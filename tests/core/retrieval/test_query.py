@@ -114,6 +114,15 @@ def test_shorthand_is_spelt_out_unless_the_docs_use_it() -> None:
     assert "rn" not in words  # "right now": tone, not topic
 
 
+def test_shorthand_the_docs_use_less_than_its_long_form_is_searched_with_it() -> None:
+    lexicon = Lexicon(chunks=40, words={"env": 2, "environment": 30, "vars": 1, "variables": 20, "cmd": 5,
+                                        "command": 1, "certificate": 9})
+    assert understand("set it via env vars?", lexicon).text == "set it via env environment vars variables?"
+    assert understand("which cmd and cert", lexicon).text == "which cmd and certificate"
+    # Written out already: once.
+    assert understand("env or environment", lexicon).text == "env or environment"
+
+
 def test_known_and_english_words_are_never_corrected() -> None:
     assert correct_word("gazebo", LEXICON) is None
     assert correct_word("lecture", LEXICON) is None
@@ -374,7 +383,7 @@ def test_a_versioned_name_is_searched_as_the_docs_write_it(message: str, searche
 
 @pytest.mark.parametrize(("message", "searched"), [
     # Two or three words the docs write as one name: the name is searched too, after them.
-    ("how do i set the key type for acme certs", "how do i set the key type for acme certs keytype"),
+    ("how do i set the key type for acme", "how do i set the key type for acme keytype"),
     ("disable the check new version thing", "disable the check new version thing checknewversion"),
     ("where's the lock file?", "where's the lock file lockfile?"),
     # Shorthand spelt out still joins as typed ("auth" -> "authentication", but ``basicAuth``).
