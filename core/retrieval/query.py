@@ -435,15 +435,18 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
 
 
 def _spelt_more(word: str, text: str, lexicon: Lexicon) -> bool:
-    """Whether shorthand the docs use is searched with its long form too: they write that in more chunks.
+    """Whether shorthand the docs seldom use is searched with its long form too, which they use more.
 
     "env vars" finds the docs' "environment variables" where they write "env" only in a flag or
-    two; where they say "cmd" more than "command", "cmd" alone is searched.
+    two. Shorthand in more than ``ACRONYM_MAX_SHARE`` of the chunks is the docs' own word, as an
+    acronym is ("Isaac Sim", a `db` session): it is searched alone, as "cmd" is where the docs
+    say "cmd" more than "command".
     """
     long_form = SHORTHAND.get(word)
     if not long_form or lexicon.empty or long_form in text.lower():
         return False
-    return lexicon.words.get(long_form, 0) > lexicon.words.get(word, 0)
+    short = lexicon.words.get(word, 0)
+    return short <= ACRONYM_MAX_SHARE * lexicon.chunks and lexicon.words.get(long_form, 0) > short
 
 
 def _spelt_out(word: str, text: str, lexicon: Lexicon) -> str | None:

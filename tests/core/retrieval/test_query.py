@@ -115,10 +115,12 @@ def test_shorthand_is_spelt_out_unless_the_docs_use_it() -> None:
 
 
 def test_shorthand_the_docs_use_less_than_its_long_form_is_searched_with_it() -> None:
-    lexicon = Lexicon(chunks=40, words={"env": 2, "environment": 30, "vars": 1, "variables": 20, "cmd": 5,
-                                        "command": 1, "certificate": 9})
+    lexicon = Lexicon(chunks=100, words={"env": 2, "environment": 30, "vars": 1, "variables": 20, "cmd": 5,
+                                         "command": 1, "certificate": 9, "sim": 12, "simulation": 40})
     assert understand("set it via env vars?", lexicon).text == "set it via env environment vars variables?"
     assert understand("which cmd and cert", lexicon).text == "which cmd and certificate"
+    # Shorthand in many chunks is the docs' own word ("Isaac Sim"): searched alone.
+    assert understand("isaac sim gpu", lexicon).text == "isaac sim gpu"
     # Written out already: once.
     assert understand("env or environment", lexicon).text == "env or environment"
 
