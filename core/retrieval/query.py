@@ -56,6 +56,9 @@ _CHAT_FORMS = {
     "wouldnt": "would not", "youre": "you are", "theyre": "they are", "youve": "you have",
     "weve": "we have", "theyve": "they have", "dunno": "do not know", "lemme": "let me",
     "gimme": "give me", "btwn": "between", "rly": "really", "bcuz": "because",
+    # Tone, not topic: a rare word of them ("right") would outweigh what is asked.
+    "right now": "", "at the moment": "", "for some reason": "", "any idea": "", "any ideas": "",
+    "thanks in advance": "", "or something": "", "or whatever": "", "kind of": "", "sort of": "",
 }
 _CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORMS) + r")(?![\w/])",
                       re.IGNORECASE)

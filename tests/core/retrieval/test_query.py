@@ -106,6 +106,14 @@ def test_chat_contractions_without_apostrophes_are_expanded() -> None:
     assert expanded == "there is no roscore and i could not find it"
 
 
+def test_chat_phrases_of_tone_are_left_out_of_the_search() -> None:
+    lexicon = Lexicon(chunks=4, words={"worker": 3, "right": 1})
+    assert understand("which tasks is each worker running right now?", lexicon).text.split() == [
+        "which", "tasks", "is", "each", "worker", "running", "?"]
+    assert understand("for some reason the worker dies, any ideas?", lexicon).text == "the worker dies, ?"
+    assert understand("right click the worker", lexicon).text == "right click the worker"
+
+
 def test_shorthand_is_spelt_out_unless_the_docs_use_it() -> None:
     lexicon = Lexicon(chunks=4, words={"config": 3, "production": 2, "cmd": 5, "command": 1})
     words = understand("which cfg do ppl use in prod rn? same cmd?", lexicon).text.split()
