@@ -114,7 +114,7 @@ def _score(
     # the asked words but answers nothing.
     # A reference entry's name ("DEPTH_LIMIT") looks like code but heads its entry.
     fragment = unit.asks or unit.cut or (unit.block.kind == "para" and looks_like_code(text)
-                                         and not unit.block.is_label)
+                                         and not unit.block.is_label) or _unasked_traceback(unit, weights)
     if unit.block.kind == "code":
         # Code mentions many identifiers by chance; it answers when the prose around it does,
         # and grow() brings it along with its lead-in.
@@ -123,6 +123,23 @@ def _score(
     return (W_OVERLAP * overlap + W_PAIRS * pair_share + W_RELEVANCE * chunk.score + W_HEADING * heading
             + names + W_POSITION / (1 + unit.position) + W_RANK / (1 + unit.chunk)
             - (W_FRAGMENT if fragment else 0.0))
+
+
+#: A Python traceback: its fence's language, or its first line.
+_TRACEBACK = re.compile(r"^```(?:pytb|py3tb|traceback)\b|^```[^\n]*\n\s*Traceback \(most recent call last\)")
+
+
+def _unasked_traceback(unit: Unit, weights: dict[str, float]) -> bool:
+    """A traceback the question does not ask about: its last line names no word of the question.
+
+    A traceback's frames name functions ("wait_for_pending", "call") that share the
+    question's words by chance; it shows an error, and answers only a question about that error.
+    """
+    text = unit.block.text
+    if unit.block.kind != "code" or not _TRACEBACK.match(text):
+        return False
+    lines = [line for line in text.rstrip("`\n").splitlines() if line.strip()]
+    return not (set(unit_terms(lines[-1])) & weights.keys()) if lines else True
 
 
 def _render(selected: Sequence[Unit], marker: str, focus: frozenset[str], *, page_url: str) -> str:

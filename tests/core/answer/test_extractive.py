@@ -1090,3 +1090,17 @@ def test_an_entry_quoted_without_its_name_is_led_by_it() -> None:
     # Named in the passage already: not again.
     named = entry.model_copy(update={"content": "Set `virtualenvs.in-project` to create it in `.venv`."})
     assert choose_excerpts("can the virtualenv go in the project folder", [named])[0].startswith("Set")
+
+
+def test_a_traceback_answers_only_a_question_about_its_error() -> None:
+    trace = ("```pytb\nTraceback (most recent call last):\n  File \"app.py\", line 3, in wait_for_pending\n"
+             "    call_next_attempt()\nTypeError: unsupported operand\n```")
+    calling = chunk(1, f"Calling a task that fails raises its error:\n\n{trace}", score=0.9)
+    retrying = chunk(2, "A retried task waits before its next attempt: by default 3 minutes "
+                        "(`default_retry_delay`).", score=0.6)
+    question = "how long does it wait before the next attempt when i call retry"
+    result = ExtractiveGenerator().answer(request(question, [calling, retrying]))
+    assert result.text.startswith("A retried task waits")
+    # Asked about the error it shows, the traceback is what answers.
+    result = ExtractiveGenerator().answer(request("why a TypeError on the next attempt", [calling, retrying]))
+    assert "TypeError: unsupported operand" in result.text
