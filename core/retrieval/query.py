@@ -28,7 +28,7 @@ from rapidfuzz.distance import OSA
 
 from core.retrieval.lexicon import JOINED_VERSION_RE, SPACED_VERSION_RE, Lexicon
 from core.retrieval.small_talk import FILLER, is_small_talk
-from core.retrieval.terms import STOPWORDS, quote_spans, tokens
+from core.retrieval.terms import STOPWORDS, content_terms, quote_spans, tokens
 
 if TYPE_CHECKING:
     from spellchecker import SpellChecker
@@ -448,7 +448,8 @@ def _spelt_more(word: str, text: str, lexicon: Lexicon) -> bool:
     long_form = SHORTHAND.get(word)
     if not long_form or lexicon.empty or long_form in text.lower():
         return False
-    short = lexicon.words.get(word, 0)
+    # Its other forms count too: "sims" is the docs' own where they write "Isaac Sim" everywhere.
+    short = max(lexicon.words.get(word, 0), *(lexicon.stems.get(s, 0) for s in content_terms(word)))
     return short <= ACRONYM_MAX_SHARE * lexicon.chunks and lexicon.words.get(long_form, 0) > short
 
 

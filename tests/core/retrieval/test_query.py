@@ -129,6 +129,7 @@ def test_shorthand_the_docs_use_less_than_its_long_form_is_searched_with_it() ->
     assert understand("which cmd and cert", lexicon).text == "which cmd and certificate"
     # Shorthand in many chunks is the docs' own word ("Isaac Sim"): searched alone.
     assert understand("isaac sim gpu", lexicon).text == "isaac sim gpu"
+    assert understand("humanoid sims", lexicon).text == "humanoid sims"  # its other forms count too
     # Written out already: once.
     assert understand("env or environment", lexicon).text == "env or environment"
 
