@@ -265,6 +265,27 @@ def list_items(block: Block) -> list[Block]:
     return [Block("list", "\n".join(lines)) for lines in items]
 
 
+#: A Markdown table's delimiter row: ``|---|:--:|``, or GFM's without outer pipes.
+_DELIMITER_ROW_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def table_rows(block: Block) -> list[Block]:
+    """A table's rows, each under the table's header (one table block each); the table when it has none."""
+    lines = block.text.splitlines()
+    delimiter = next((k for k, line in enumerate(lines[:3]) if _DELIMITER_ROW_RE.match(line)), None)
+    if delimiter is None or len(lines) - delimiter < 3:
+        return [block]
+    header = lines[:delimiter + 1]
+    return [Block("table", "\n".join([*header, row])) for row in lines[delimiter + 1:] if row.strip()]
+
+
+def table_header(block: Block) -> str:
+    """A table's header and delimiter rows ("": none)."""
+    lines = block.text.splitlines()
+    delimiter = next((k for k, line in enumerate(lines[:3]) if _DELIMITER_ROW_RE.match(line)), None)
+    return "\n".join(lines[:delimiter + 1]) if delimiter is not None else ""
+
+
 def _is_heading_text(text: str) -> bool:
     """Whether ``text`` reads as a heading in sentence case ("Installation methods"), not a sentence."""
     words = text.split()

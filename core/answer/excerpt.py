@@ -26,7 +26,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from core.answer.blocks import Block, rarity, render_block
+from core.answer.blocks import Block, rarity, render_block, table_header
 from core.answer.examples import asks_for_example, without_example_request
 from core.answer.links import shown_links
 from core.answer.passage import EXCERPT_CHARS, grow
@@ -152,7 +152,7 @@ def _render(selected: Sequence[Unit], marker: str, focus: frozenset[str], *, pag
     shown = [(u, render_block(u.block, focus=focus)) for u in selected]
     shown = [(u, text if u.block.kind == "code" else shown_links(text, page_url=page_url))
              for u, text in shown]
-    shown = [(u, text) for u, text in shown if text.strip()]
+    shown = _rows_joined([(u, text) for u, text in shown if text.strip()])
     if not shown:
         return ""
     labels = [u.block.is_label for u, _ in shown]
@@ -172,6 +172,19 @@ def _render(selected: Sequence[Unit], marker: str, focus: frozenset[str], *, pag
     if cite is None and marker:
         parts.append(marker)
     return "\n\n".join(parts)
+
+
+def _rows_joined(shown: Sequence[tuple[Unit, str]]) -> list[tuple[Unit, str]]:
+    """Rows of one table, each read under its header, quoted as one table with the header once."""
+    joined: list[tuple[Unit, str]] = []
+    for unit, text in shown:
+        header = table_header(unit.block) if unit.block.kind == "table" else ""
+        before = joined[-1] if joined else None
+        if header and before and before[0].block.kind == "table" and table_header(before[0].block) == header:
+            joined[-1] = (before[0], f"{before[1]}\n{text[len(header):].lstrip(chr(10))}")
+        else:
+            joined.append((unit, text))
+    return joined
 
 
 def _typed_names(question: str) -> list[re.Pattern[str]]:

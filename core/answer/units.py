@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.answer.blocks import Block, list_items, parse_blocks
+from core.answer.blocks import Block, list_items, parse_blocks, table_rows
 from core.answer.links import shown_links
 from core.answer.sentences import split_prose
 from core.models import RetrievedChunk
@@ -125,6 +125,10 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
                 pieces = [Block("para", s) for s in split_prose(block.text)]
             elif block.kind == "list" and len(block.text) > LONG_PARAGRAPH:
                 pieces = list_items(block)  # a long list is read item by item, like sentences
+            elif block.kind == "table" and len(block.text) > LONG_PARAGRAPH:
+                # ... and a long table row by row, each under its header: a table of every option
+                # holds some of any question's words in rows that have nothing to do with it.
+                pieces = table_rows(block)
             part = block.text if block.is_label else part
             for piece in pieces:
                 terms = unit_terms(piece.text)
