@@ -1104,3 +1104,22 @@ def test_a_traceback_answers_only_a_question_about_its_error() -> None:
     # Asked about the error it shows, the traceback is what answers.
     result = ExtractiveGenerator().answer(request("why a TypeError on the next attempt", [calling, retrying]))
     assert "TypeError: unsupported operand" in result.text
+
+
+def test_a_long_table_is_quoted_by_the_rows_that_answer_under_its_header() -> None:
+    rows = [("log.level", "Log level of the logs.", "ERROR"),
+            ("log.compress", "Compress rotated log files with gzip.", "false"),
+            ("log.maxsize", "Maximum size in megabytes of a log file before it rotates.", "0"),
+            ("ping.entrypoint", "The entry point the ping endpoint is served on.", "traefik"),
+            ("api.dashboard", "Serve the dashboard of the API.", "true"),
+            ("api.insecure", "Serve the API on the entry point named traefik.", "false")]
+    table = "| Field | Description | Default |\n|---|---|---|\n" + "\n".join(
+        f"| {name} | {text} | {default} |" for name, text, default in rows)
+    page = chunk(1, f"Options of the static configuration.\n\n{table}")
+    result = ExtractiveGenerator().answer(request("which entry point is ping served on by default?", [page]))
+    assert "| Field | Description | Default |\n|---|---|---|\n| ping.entrypoint |" in result.text
+    assert "log.compress" not in result.text and result.text.count("| Field |") == 1
+    # Neighbouring rows that share the question's words come along, under the one header.
+    result = ExtractiveGenerator().answer(request("what does the api dashboard serve, insecure?", [page]))
+    assert "| api.dashboard |" in result.text and "| api.insecure |" in result.text
+    assert result.text.count("| Field |") == 1 and "log.level" not in result.text
