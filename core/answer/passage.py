@@ -85,7 +85,8 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
         step = (example or units[end - 1].block.is_lead_in or nxt.block.carries_on
                 or _says_nothing_yet(units[start:end], nxt)
                 or (nxt.block.kind in ("code", "table") and _item_leads_in(units[end - 1].block))
-                or _promised_item(units, start, end) or _next_tab(units, start, end))
+                or _promised_item(units, start, end) or _next_tab(units, start, end)
+                or _code_after_promised_list(units, start, end))
         if not (step or (relevant and size < GROW_CHARS)):
             break
         end += 1
@@ -174,6 +175,20 @@ def _promised_item(units: Sequence[Unit], start: int, end: int) -> bool:
         rest += len(units[k].block.text)
         k += 1
     return rest <= PROMISED_REST_CHARS
+
+
+def _code_after_promised_list(units: Sequence[Unit], start: int, end: int) -> bool:
+    """Whether ``units[end]`` is code right after a list that a lead-in quoted since ``start`` introduced.
+
+    "Create a Compose file. This configuration:", what it does item by item, then the file:
+    the list explains the code it comes before.
+    """
+    if units[end].block.kind != "code" or units[end - 1].block.kind != "list":
+        return False
+    first = end - 1
+    while first > start and units[first - 1].block.kind == "list":
+        first -= 1
+    return first > start and units[first - 1].block.kind == "para" and units[first - 1].block.is_lead_in
 
 
 def same_section(units: Sequence[Unit], i: int) -> bool:

@@ -1123,3 +1123,12 @@ def test_a_long_table_is_quoted_by_the_rows_that_answer_under_its_header() -> No
     result = ExtractiveGenerator().answer(request("what does the api dashboard serve, insecure?", [page]))
     assert "| api.dashboard |" in result.text and "| api.insecure |" in result.text
     assert result.text.count("| Field |") == 1 and "log.level" not in result.text
+
+
+def test_code_after_the_list_a_lead_in_introduced_comes_with_it() -> None:
+    page = chunk(1, "## Using Compose\n\nCreate a Compose file. This configuration:\n\n- Exposes port 80.\n"
+                    "- Mounts the socket for discovery.\n\n"
+                    "```yaml\nservices:\n  proxy:\n    image: proxy:3\n```\n\n## Next\n\nOther things.")
+    result = ExtractiveGenerator().answer(request("quickest way to spin up the proxy with compose", [page]))
+    assert "This configuration:" in result.text and "image: proxy:3" in result.text
+    assert "Other things" not in result.text
