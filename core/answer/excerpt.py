@@ -36,7 +36,7 @@ from core.answer.units import ASKING_WORD, Unit, quote_key, read_units, unit_ter
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
 from core.retrieval.retriever import CosineFn
-from core.retrieval.terms import content_terms
+from core.retrieval.terms import content_terms, typed_names
 
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
@@ -66,8 +66,8 @@ W_NAMES = 0.03
 #: Weight of the question-block dense similarity (tuned on gazebo-docs: 0.1 and 0.2 tied, 0.1
 #: also helped robotics-textbook-2).
 W_SEMANTIC = 0.1
-#: Weight of the share of the code names the question types (``_TYPED_NAME``) that a block
-#: writes as they are: "--locked or --frozen?", "x_client_id", "add_middleware()". The docs'
+#: Weight of the share of the code names the question types (``TYPED_NAME``) that a block writes
+#: as they are: "--locked or --frozen?", "x_client_id", "add_middleware()", "keyType". The docs'
 #: passage about a flag names it; its words alone ("lock", "frozen") are everywhere. As much as
 #: the retrieval rank; 0.2 was measured too (BENCHMARKS.md, ninth pass).
 W_TYPED = 0.1
@@ -77,10 +77,6 @@ SEMANTIC_DEPTH = 12
 #: much: as much as a heading naming the asked thing.
 W_CODE_ASKED = 0.15
 
-
-#: A code name typed in a question: a flag ("--frozen"), an identifier with an underscore
-#: ("x_client_id", "IGN_GAZEBO_RESOURCE_PATH") or a call ("Header()").
-_TYPED_NAME = re.compile(r"(?<![\w-])(--?[a-z][\w-]+|[a-z]\w*_\w+|\w+\(\))", re.IGNORECASE)
 
 #: A sentence this long or longer, quoted already inside a longer block, is not quoted again.
 _REPEAT_CHARS = 40
@@ -187,12 +183,6 @@ def _rows_joined(shown: Sequence[tuple[Unit, str]]) -> list[tuple[Unit, str]]:
     return joined
 
 
-def _typed_names(question: str) -> list[re.Pattern[str]]:
-    """Patterns finding each code name the question types, as a whole name ("--locked", not "--locked-x")."""
-    names = dict.fromkeys(m.lower() for m in _TYPED_NAME.findall(question))
-    return [re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE) for name in names]
-
-
 def _typed_share(unit: Unit, typed: Sequence[re.Pattern[str]]) -> float:
     """The share of the question's typed code names that ``unit`` writes as they are."""
     if not typed:
@@ -208,7 +198,7 @@ def _ranked(
 
     Asked for an example, code that shares the question's words comes first.
     """
-    typed = _typed_names(question)
+    typed = typed_names(question)
     scored = sorted(((_score(u, chunks[u.chunk], weights, q_pairs) + W_TYPED * _typed_share(u, typed)
                       + (W_CODE_ASKED if code_asked and u.block.kind == "code" and u.terms & weights.keys()
                          else 0.0), u)

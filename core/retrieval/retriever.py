@@ -44,7 +44,7 @@ from core.retrieval.ranking import (
     without_changelog,
     without_repeats,
 )
-from core.retrieval.terms import quoted_phrases
+from core.retrieval.terms import quoted_phrases, typed_names
 from core.settings import Settings
 
 #: Turns a text into the set of its search-term ids (the sparse model's vocabulary).
@@ -99,8 +99,15 @@ def holding_quoted(question: str, texts: Iterable[str]) -> list[bool]:
 
 
 def names_quoted(question: str, texts: Iterable[str]) -> bool:
-    """Whether one of ``texts`` holds, word for word, a phrase ``question`` quotes (two words or more)."""
-    return any(holding_quoted(question, texts))
+    """Whether one of ``texts`` holds a phrase ``question`` quotes or a code name it types, word for word.
+
+    A quoted phrase has two words or more; a code name is ``api.insecure``, ``--soft-time-limit``,
+    ``keyType``. People type the name of what they ask about, and docs that write that very
+    name discuss it, however many chat words around it lower the other signals.
+    """
+    texts = list(texts)
+    typed = typed_names(question)
+    return any(holding_quoted(question, texts)) or any(name.search(text) for name in typed for text in texts)
 
 
 def quoted_floor(question: str, head: Sequence[Fused], relevances: Mapping[str, float],

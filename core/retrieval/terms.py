@@ -85,6 +85,20 @@ def refers_back(text: str) -> bool:
 _QUOTED_RE = re.compile(r"""(?:^|[\s(\[])['"\u2018\u201c`]([^'"\u2019\u201d`\n]{3,80})['"\u2019\u201d`]""")
 
 
+#: A code name typed in a question: a flag ("--frozen"), an identifier with an underscore
+#: ("x_client_id", "IGN_GAZEBO_RESOURCE_PATH"), a call ("Header()"), a dotted name ("api.insecure",
+#: "acme.json"; each part two letters or more, so "e.g." is none) or a camelCase one ("keyType").
+TYPED_NAME = re.compile(r"(?<![\w.-])(--?[A-Za-z][\w-]+|[A-Za-z]\w*_\w+|\w+\(\)"
+                        r"|[a-z][a-z0-9]+(?:\.[a-z][A-Za-z0-9_]+)+"
+                        r"|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+)(?![\w-])")
+
+
+def typed_names(question: str) -> list[re.Pattern[str]]:
+    """Patterns finding each code name ``question`` types, as a whole name ("--locked", not "--locked-x")."""
+    names = dict.fromkeys(m.lower() for m in TYPED_NAME.findall(question))
+    return [re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE) for name in names]
+
+
 def quote_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` quotes something: the (start, end) of each span, quote marks included."""
     return [(m.start(1) - 1, m.end(1) + 1) for m in _QUOTED_RE.finditer(text)]

@@ -67,6 +67,12 @@ def test_a_quoted_phrase_the_docs_hold_word_for_word_is_answered() -> None:
     assert not names_quoted("what does 'reality' mean here", ["reality"])  # one word says little
     assert names_quoted("what's the 'reality gap?'", ["Mind the reality gap."])  # end punctuation trimmed
     assert not names_quoted("what is 'git add' for", ["use digit additions"])  # whole words only
+    # A code name the question types, written as it is: a flag, a dotted or camelCase name, a call.
+    assert names_quoted("what does api.insecure do, is it safe lol", ["| `api.insecure` | Serve the API. |"])
+    assert names_quoted("default keyType?", ["Set keytype to RSA4096."])  # in any case
+    assert names_quoted("is --soft-time-limit a thing", ["Use --soft-time-limit=60."])
+    assert not names_quoted("is --soft a thing", ["Use --soft-time-limit=60."])  # whole names only
+    assert not names_quoted("what does api insecure do", ["api.insecure"])  # words typed are no name
     chatty = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1])
     named = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1], named=True)
     threshold = Settings.model_fields["answerable_probability"].default
