@@ -93,9 +93,18 @@ TYPED_NAME = re.compile(r"(?<![\w.-])(--?[A-Za-z][\w-]+|[A-Za-z]\w*_\w+|\w+\(\)"
                         r"|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+)(?![\w-])")
 
 
+#: A file's name ("uv.lock", "pyproject.toml"): a product's own files are named on page after page
+#: of its docs, so naming one says nothing of what is asked, as a setting's dotted name does.
+_FILE_NAME = re.compile(r"\.(?:lock|toml|json|ya?ml|py|md|txt|cfg|ini|conf|js|mjs|cjs|ts|tsx|jsx|sh|rst"
+                        r"|html?|css|xml|env|log|lst|csv)$")
+
+
 def typed_names(question: str) -> list[re.Pattern[str]]:
-    """Patterns finding each code name ``question`` types, as a whole name ("--locked", not "--locked-x")."""
-    names = dict.fromkeys(m.lower() for m in TYPED_NAME.findall(question))
+    """Patterns finding each code name ``question`` types, as a whole name ("--locked", not "--locked-x").
+
+    A file's name is none (``_FILE_NAME``).
+    """
+    names = dict.fromkeys(m.lower() for m in TYPED_NAME.findall(question) if not _FILE_NAME.search(m.lower()))
     return [re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE) for name in names]
 
 

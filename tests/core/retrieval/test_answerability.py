@@ -73,6 +73,8 @@ def test_a_quoted_phrase_the_docs_hold_word_for_word_is_answered() -> None:
     assert names_quoted("is --soft-time-limit a thing", ["Use --soft-time-limit=60."])
     assert not names_quoted("is --soft a thing", ["Use --soft-time-limit=60."])  # whole names only
     assert not names_quoted("what does api insecure do", ["api.insecure"])  # words typed are no name
+    # A file's name is on page after page of a product's docs: it names nothing asked.
+    assert not names_quoted("is there a merge driver for uv.lock?", ["Commit the `uv.lock` file."])
     chatty = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1])
     named = judge(relevances=[0.15, 0.1, 0.1], cosine=0.3, pages=5, held=[2, 2, 1], named=True)
     threshold = Settings.model_fields["answerable_probability"].default
