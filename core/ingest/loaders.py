@@ -36,6 +36,7 @@ from core.ingest.markdown import (
     has_include_lines,
     has_inline_markup,
     has_reference_links,
+    has_unclosed_span_in_table_row,
     has_untitled_notes,
     is_code_block,
     parse_markdown,
@@ -125,6 +126,8 @@ CASED_TITLE_PARSER = "cased-title-1"
 #: Pages titled by the heading that heads them (``### Providers`` over its ``####`` sections), not
 #: their file name (``components.md``).
 HEADING_TITLE_PARSER = "heading-title-1"
+#: Pages with a table row opening a code span it does not close, which ran on into the rows below.
+TABLE_SPANS_PARSER = "table-spans-1"
 #: HTML pages, read since with their links and tables as Markdown, landmarks, permalinks and
 #: screen-reader text left out, and redirect stubs holding nothing (-3: a definition list's terms
 #: open their definition's first line; Sphinx's "[source]" links left out; -4: a list item written
@@ -166,6 +169,7 @@ _MARKDOWN_READINGS: tuple[tuple[Callable[[str], bool], str], ...] = (
     (has_filename_captions, FILENAME_PARSER),
     (has_untitled_notes, NOTES_PARSER),
     (has_mdx_syntax, MDX_PARSER),
+    (has_unclosed_span_in_table_row, TABLE_SPANS_PARSER),
 )
 
 

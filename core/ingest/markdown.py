@@ -367,6 +367,20 @@ def _drop_exports(text: str) -> str:
     return "\n".join(out)
 
 
+def has_unclosed_span_in_table_row(text: str) -> bool:
+    """Whether a table's row opens a code span it does not close (an odd count of backticks).
+
+    Such a span once ran on into the rows below, whose tags were then read as its code.
+    """
+    return "`" in text and any(line.lstrip().startswith("|") and line.count("`") % 2
+                               for line in text.split("\n"))
+
+
+def _in_table_row(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is on a table's row: a code span opened there ends on that row, or is no span."""
+    return text[text.rfind("\n", 0, i) + 1:i].lstrip().startswith("|")
+
+
 def _strip_tags(text: str) -> str:
     """Remove HTML/JSX tags but keep the text between them and inline code spans."""
     if "<" not in text:
@@ -387,7 +401,7 @@ def _strip_tags(text: str) -> str:
             while j < n and text[j] == "`":
                 j += 1
             end = text.find(text[i:j], j)
-            if end == -1 or "\n\n" in text[j:end]:
+            if end == -1 or "\n\n" in text[j:end] or ("\n" in text[j:end] and _in_table_row(text, i)):
                 out.append(text[i:j])
                 pos = j
             else:

@@ -131,3 +131,14 @@ def test_code_in_a_table_without_outer_pipes_keeps_its_pipe_in_the_cell_and_empt
 def test_a_comment_inside_a_paragraph_closes_before_a_blank_line_or_is_text() -> None:
     assert blocks("Write <!-- to open\n\nSecond para.\n\nClose with -->.") == [
         "Write <!-- to open", "Second para.", "Close with -->."]
+
+
+def test_a_code_span_a_table_row_leaves_open_does_not_run_into_the_rows_below(tmp_path: Path) -> None:
+    page = tmp_path / "options.md"
+    page.write_text("# Options\n\n| Field | Description |\n|---|---|\n"
+                    '| <a id="opt-address">`address`</a> | The format is:`[host]:port |\n'
+                    '| <a id="opt-default">`asDefault`</a> | Mark it<br /> as a default. |\n')
+    doc = load_file(page, root=tmp_path)
+    table = doc.sections[0].blocks[0]
+    assert "| `asDefault` | Mark it  as a default. |" in table and "<a id" not in table
+    assert "table-spans-1" in doc.parser
