@@ -12,7 +12,8 @@ name the docs join them into ("key type": ``keyType``).
 It also says when a message is only small talk ("thanks!", "hey, how's it going";
 ``core.retrieval.small_talk``), which deserves a friendly reply rather than a search.
 
-Every list here is about chat English in general, never about one corpus.
+Every list it uses (``core.retrieval.chat_words``) is about chat English in general, never
+about one corpus.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from core.retrieval.chat_words import CHAT_FORMS, SHORTHAND
 from core.retrieval.lexicon import JOINED_VERSION_RE, SPACED_VERSION_RE, Lexicon
 from core.retrieval.small_talk import FILLER, is_small_talk
 from core.retrieval.terms import STOPWORDS, content_terms, quote_spans, tokens
@@ -42,25 +44,7 @@ _MARKUP = (
     (re.compile(r"(`[^`\n]*`)|:[a-z0-9_+-]+:"), lambda m: m[1] or " "),
     (re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]"), " "),  # emoji
 )
-#: Chat spellings whose standard form is a stop word or a known word.
-_CHAT_FORMS = {
-    "whats": "what is", "hows": "how is", "wheres": "where is", "whos": "who is",
-    "thats": "that is", "dont": "do not", "doesnt": "does not", "cant": "cannot",
-    "wont": "will not", "isnt": "is not", "didnt": "did not", "im": "i am", "ive": "i have",
-    "u": "you", "ur": "your", "r": "are", "w/": "with", "w/o": "without", "b/c": "because",
-    "bc": "because", "cuz": "because", "thru": "through", "tho": "though", "pls": "", "plz": "",
-    "abt": "about", "wanna": "want to", "gonna": "going to", "gotta": "have to",
-    "smth": "something", "sth": "something", "theres": "there is", "heres": "here is",
-    "arent": "are not", "wasnt": "was not", "werent": "were not", "hasnt": "has not",
-    "havent": "have not", "hadnt": "had not", "shouldnt": "should not", "couldnt": "could not",
-    "wouldnt": "would not", "youre": "you are", "theyre": "they are", "youve": "you have",
-    "weve": "we have", "theyve": "they have", "dunno": "do not know", "lemme": "let me",
-    "gimme": "give me", "btwn": "between", "rly": "really", "bcuz": "because",
-    # Tone, not topic: a rare word of them ("right") would outweigh what is asked.
-    "right now": "", "at the moment": "", "for some reason": "", "any idea": "", "any ideas": "",
-    "thanks in advance": "", "or something": "", "or whatever": "", "kind of": "", "sort of": "",
-}
-_CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORMS) + r")(?![\w/])",
+_CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in CHAT_FORMS) + r")(?![\w/])",
                       re.IGNORECASE)
 #: An acronym the docs define is spelt out in the search ("sdg" -> "sdg synthetic data
 #: generation") only while it occurs in at most this share of the chunks: the pages then
@@ -68,27 +52,6 @@ _CHAT_RE = re.compile(r"(?<![\w/])(" + "|".join(re.escape(k) for k in _CHAT_FORM
 #: the chunks, "gui" in 14%, "rl" in 6% lost facts when spelt out); 0.02 to 0.04 gave the same
 #: figures on all eight sets, 0.01 lost robotics-textbook-chat's "qos" (1.8%).
 ACRONYM_MAX_SHARE = 0.02
-#: Developers' shorthand in chat and the word docs spell out; used instead of the short form when
-#: the collection does not use it (ROS docs say "cmd_vel", uv's say "env"), beside it when the
-#: collection writes the long form in more chunks.
-SHORTHAND: dict[str, str] = {
-    "ppl": "people", "cfg": "config", "conf": "config", "cmd": "command", "cmds": "commands",
-    "pw": "password", "passwd": "password", "k8s": "kubernetes", "prod": "production",
-    "env": "environment", "envs": "environments", "repo": "repository", "repos": "repositories",
-    "dep": "dependency", "deps": "dependencies", "reqs": "requirements", "lib": "library",
-    "libs": "libraries", "pkg": "package", "pkgs": "packages", "dir": "directory", "dirs": "directories",
-    "creds": "credentials", "algo": "algorithm", "algos": "algorithms", "msg": "message",
-    "msgs": "messages", "param": "parameter", "params": "parameters", "arg": "argument",
-    "args": "arguments", "perf": "performance", "impl": "implementation", "db": "database",
-    "dbs": "databases", "func": "function", "funcs": "functions", "fn": "function", "var": "variable",
-    "vars": "variables", "obj": "object", "img": "image", "imgs": "images", "mem": "memory",
-    "perms": "permissions", "approx": "approximately", "ver": "version", "nav": "navigation",
-    "sim": "simulation", "sims": "simulations", "mins": "minutes", "secs": "seconds", "hrs": "hours",
-    "infra": "infrastructure", "auth": "authentication", "js": "javascript",
-    "py": "python", "dev": "development", "vid": "video", "pic": "picture", "pics": "pictures",
-    "num": "number", "cert": "certificate", "certs": "certificates", "conn": "connection",
-    "conns": "connections", "attr": "attribute", "attrs": "attributes", "resp": "response",
-}
 _UNIT_RE = re.compile(r"\b(\d+(?:\.\d+)?)([a-zA-Z]{1,4})\b")
 _UNITS = frozenset("b kb mb gb tb k m g ms s sec min h hz khz mhz ghz mm cm km kg w kw v fps px".split())
 
@@ -117,7 +80,7 @@ def strip_markup(text: str) -> str:
 
 def normalise_chat(text: str) -> str:
     """Expand chat spellings ("whats", "w/", "thru", "sloooow") and split numbers from units ("8gb")."""
-    text = _CHAT_RE.sub(lambda m: _CHAT_FORMS[m.group(1).lower()], text)
+    text = _CHAT_RE.sub(lambda m: CHAT_FORMS[m.group(1).lower()], text)
     text = _ELONGATED_WORD.sub(lambda m: _unstretched(m.group(0)), text)
     return _UNIT_RE.sub(lambda m: f"{m.group(1)} {m.group(2)}" if m.group(2).lower() in _UNITS
                         else m.group(0), text)
@@ -389,22 +352,45 @@ def docs_compounds(text: str, lexicon: Lexicon, *, typed: str = "") -> str:
     lowered = f"{text} {typed}".lower()
     added: set[str] = set()
 
-    def joins(words: list[str]) -> list[str]:
-        found = []
+    def joins(words: list[str]) -> dict[int, str]:
+        """Each join, by the position of the last word it joins."""
+        found: dict[int, str] = {}
         for size in (3, 2):
             for i in range(len(words) - size + 1):
-                parts = words[i:i + size]
+                parts = [w.lower() for w in words[i:i + size]]
                 joined = "".join(parts)
                 if (len(joined) >= _COMPOUND_CHARS and not any(p in STOPWORDS for p in parts)
-                        and joined in lexicon.words and joined not in added
+                        and joined in lexicon.words and joined not in added and i + size - 1 not in found
                         and not re.search(rf"\b{joined}\b", lowered)):
                     added.add(joined)
-                    found.append(joined)
+                    found[i + size - 1] = joined
         return found
 
-    text = _WORD_RUN.sub(lambda run: " ".join([run[0], *joins(run[0].lower().split())]), text)
-    extra = [j for run in _WORD_RUN.finditer(typed) for j in joins(run[0].lower().split())]
+    def joined_after(run: re.Match[str]) -> str:
+        words = run[0].split()
+        found = joins(words)
+        return " ".join(f"{w} {found[k]}" if k in found else w for k, w in enumerate(words))
+
+    text = _WORD_RUN.sub(joined_after, text)
+    extra = [j for run in _WORD_RUN.finditer(typed) for j in joins(run[0].split()).values()]
     return f"{text} {' '.join(extra)}" if extra else text
+
+
+_SEARCH_WORD = re.compile(r"[a-z0-9]+")
+
+
+def alternatives(searched: str) -> frozenset[str]:
+    """The words ``understand`` added to a search beside what the question typed.
+
+    A joined name right after the words it joins ("key type keytype") and a long form right
+    after its shorthand ("env environment") say again what the question says: they find the
+    docs' spelling, and are no more of the question for the docs to hold.
+    """
+    words = _SEARCH_WORD.findall(searched.lower())
+    return frozenset(word for i, word in enumerate(words)
+                     if (i >= 2 and word == "".join(words[i - 2:i]))
+                     or (i >= 3 and word == "".join(words[i - 3:i]))
+                     or (i >= 1 and SHORTHAND.get(words[i - 1]) == word))
 
 
 def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:

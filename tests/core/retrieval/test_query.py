@@ -8,6 +8,7 @@ import pytest
 
 from core.retrieval.lexicon import Lexicon, LexiconCache, LexiconFile, chunk_versions
 from core.retrieval.query import (
+    alternatives,
     correct_word,
     docs_compounds,
     normalise_chat,
@@ -396,9 +397,9 @@ def test_a_versioned_name_is_searched_as_the_docs_write_it(message: str, searche
 
 
 @pytest.mark.parametrize(("message", "searched"), [
-    # Two or three words the docs write as one name: the name is searched too, after them.
-    ("how do i set the key type for acme", "how do i set the key type for acme keytype"),
-    ("disable the check new version thing", "disable the check new version thing checknewversion"),
+    # Two or three words the docs write as one name: the name is searched too, right after them.
+    ("how do i set the key type for acme", "how do i set the key type keytype for acme"),
+    ("disable the check new version thing", "disable the check new version checknewversion thing"),
     ("where's the lock file?", "where's the lock file lockfile?"),
     # Shorthand spelt out still joins as typed ("auth" -> "authentication", but ``basicAuth``).
     ("basic auth on a router", "basic authentication on a router basicauth"),
@@ -412,3 +413,12 @@ def test_words_typed_apart_are_searched_with_the_name_the_docs_join(message: str
                                         "userin": 2, "checknewversion": 1, "lockfile": 4})
     assert understand(message, lexicon).text == searched
     assert docs_compounds("key type", Lexicon()) == "key type"  # no vocabulary yet: nothing to go by
+
+
+def test_the_words_understanding_added_beside_the_typed_ones_are_known_as_such() -> None:
+    lexicon = Lexicon(chunks=100, words={"keytype": 3, "env": 1, "environment": 30, "vars": 1,
+                                         "variables": 20})
+    searched = understand("set the key type via env vars", lexicon).text
+    assert searched == "set the key type keytype via env environment vars variables"
+    assert alternatives(searched) == {"keytype", "environment", "variables"}
+    assert alternatives("the key type of the environment") == frozenset()  # nothing added
