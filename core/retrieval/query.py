@@ -376,23 +376,6 @@ def docs_compounds(text: str, lexicon: Lexicon, *, typed: str = "") -> str:
     return f"{text} {' '.join(extra)}" if extra else text
 
 
-_SEARCH_WORD = re.compile(r"[a-z0-9]+")
-
-
-def alternatives(searched: str) -> frozenset[str]:
-    """The words ``understand`` added to a search beside what the question typed.
-
-    A joined name right after the words it joins ("key type keytype") and a long form right
-    after its shorthand ("env environment") say again what the question says: they find the
-    docs' spelling, and are no more of the question for the docs to hold.
-    """
-    words = _SEARCH_WORD.findall(searched.lower())
-    return frozenset(word for i, word in enumerate(words)
-                     if (i >= 2 and word == "".join(words[i - 2:i]))
-                     or (i >= 3 and word == "".join(words[i - 3:i]))
-                     or (i >= 1 and SHORTHAND.get(words[i - 1]) == word))
-
-
 def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
     """``text`` without filler, with shorthand spelt out and typos corrected; and the corrections."""
     kept: list[str] = []

@@ -31,7 +31,6 @@ from core.models import (
     RetrievedChunk,
 )
 from core.protocols import Embedder, HybridHits, VectorStore
-from core.retrieval.query import alternatives
 from core.retrieval.ranking import (
     Fused,
     Normalisation,
@@ -312,9 +311,6 @@ class HybridRetriever:
         # is all that can reach top_k (everything below a 4x margin is noise anyway).
         head = fused[: max(top_k * 4, 20)] if threshold > 0 else fused[:top_k]
         query_terms = self.terms(text)
-        # The docs' spelling added beside the question's ("key type keytype") is no more of it held.
-        added = alternatives(text)
-        asked = query_terms - self.terms(" ".join(added)) if added else query_terms
         cosines = (dict(zip((f.chunk_id for f in head),
                             self.cosine(text, [chunk_text(f.payload) for f in head]), strict=True))
                    if self.cosine is not None and head else {f.chunk_id: f.dense for f in head})
@@ -346,7 +342,7 @@ class HybridRetriever:
         matching = [f for f in fused_head if rels[f.chunk_id] > 0]
         return Ranked(picked=picked, algorithm=algorithm, seconds=time.perf_counter() - start,
                       relevances=rels, top_relevances=tuple(rels[f.chunk_id] for f in matching[:3]),
-                      top_held=tuple(len(asked & chunk_terms[f.chunk_id]) for f in matching[:3]),
+                      top_held=tuple(len(query_terms & chunk_terms[f.chunk_id]) for f in matching[:3]),
                       best_cosine=max(near, default=0.0),
                       top_pages=len({f.payload.get("source_document") for f in matching[:5]}),
                       named=names_quoted(text, (chunk_text(f.payload) for f in fused[:NAMED_DEPTH])),

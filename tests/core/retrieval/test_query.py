@@ -8,7 +8,6 @@ import pytest
 
 from core.retrieval.lexicon import Lexicon, LexiconCache, LexiconFile, chunk_versions
 from core.retrieval.query import (
-    alternatives,
     correct_word,
     docs_compounds,
     normalise_chat,
@@ -411,11 +410,3 @@ def test_words_typed_apart_are_searched_with_the_name_the_docs_join(message: str
     assert understand(message, lexicon).text == searched
     assert docs_compounds("key type", Lexicon()) == "key type"  # no vocabulary yet: nothing to go by
 
-
-def test_the_words_understanding_added_beside_the_typed_ones_are_known_as_such() -> None:
-    lexicon = Lexicon(chunks=100, words={"keytype": 3, "env": 1, "environment": 30, "vars": 1,
-                                         "variables": 20})
-    searched = understand("set the key type via env vars", lexicon).text
-    assert searched == "set the key type keytype via env environment vars variables"
-    assert alternatives(searched) == {"keytype", "environment", "variables"}
-    assert alternatives("the key type of the environment") == frozenset()  # nothing added
