@@ -265,25 +265,23 @@ def list_items(block: Block) -> list[Block]:
     return [Block("list", "\n".join(lines)) for lines in items]
 
 
-#: A Markdown table's delimiter row: ``|---|:--:|``, or GFM's without outer pipes.
-_DELIMITER_ROW_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+def _header_lines(lines: list[str]) -> int:
+    """How many lines a table's header takes, its delimiter row included (0: none in the first three)."""
+    return next((k + 1 for k, line in enumerate(lines[:3]) if DELIMITER_ROW_RE.match(line)), 0)
 
 
 def table_rows(block: Block) -> list[Block]:
     """A table's rows, each under the table's header (one table block each); the table when it has none."""
     lines = block.text.splitlines()
-    delimiter = next((k for k, line in enumerate(lines[:3]) if _DELIMITER_ROW_RE.match(line)), None)
-    if delimiter is None or len(lines) - delimiter < 3:
+    header = _header_lines(lines)
+    if not header or len(lines) - header < 2:
         return [block]
-    header = lines[:delimiter + 1]
-    return [Block("table", "\n".join([*header, row])) for row in lines[delimiter + 1:] if row.strip()]
+    return [Block("table", "\n".join([*lines[:header], row])) for row in lines[header:] if row.strip()]
 
 
-def table_header(block: Block) -> str:
-    """A table's header and delimiter rows ("": none)."""
-    lines = block.text.splitlines()
-    delimiter = next((k for k, line in enumerate(lines[:3]) if _DELIMITER_ROW_RE.match(line)), None)
-    return "\n".join(lines[:delimiter + 1]) if delimiter is not None else ""
+def table_header_lines(block: Block) -> int:
+    """How many lines a table block's header takes (0: none)."""
+    return _header_lines(block.text.splitlines())
 
 
 def _is_heading_text(text: str) -> bool:

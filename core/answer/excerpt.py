@@ -26,7 +26,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from core.answer.blocks import Block, rarity, render_block, table_header
+from core.answer.blocks import Block, rarity, render_block, table_header_lines
 from core.answer.examples import asks_for_example, without_example_request
 from core.answer.links import shown_links
 from core.answer.passage import EXCERPT_CHARS, grow
@@ -171,13 +171,18 @@ def _render(selected: Sequence[Unit], marker: str, focus: frozenset[str], *, pag
 
 
 def _rows_joined(shown: Sequence[tuple[Unit, str]]) -> list[tuple[Unit, str]]:
-    """Rows of one table, each read under its header, quoted as one table with the header once."""
+    """Rows of one table, each read under its header, quoted as one table with the header once.
+
+    The header is compared and cut as lines of the rendered text, whose links were rewritten.
+    """
     joined: list[tuple[Unit, str]] = []
     for unit, text in shown:
-        header = table_header(unit.block) if unit.block.kind == "table" else ""
+        size = table_header_lines(unit.block) if unit.block.kind == "table" else 0
+        lines = text.split("\n")
         before = joined[-1] if joined else None
-        if header and before and before[0].block.kind == "table" and table_header(before[0].block) == header:
-            joined[-1] = (before[0], f"{before[1]}\n{text[len(header):].lstrip(chr(10))}")
+        if (size and before and before[0].block.kind == "table"
+                and before[1].split("\n")[:size] == lines[:size]):
+            joined[-1] = (before[0], "\n".join([before[1], *lines[size:]]))
         else:
             joined.append((unit, text))
     return joined

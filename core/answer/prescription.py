@@ -40,7 +40,7 @@ _STARTS = r"(?:^[\s>*+\-\d.)#]*|[.:;!?]\s+\**|,\s+(?:(?:or|and)\s+)?)"
 #: "you can see the header", "you can read more", "you can't combine them" and "you may encounter
 #: an error" tell nothing to do.
 _NOT_DOING = (r"(?!(?:see|read|learn|find|notice|imagine|think|expect|refer|visit|consult|look|not|never"
-              r"|be\s+sure|encounter|experience|face|run\s+into|hit|stumble)\b)")
+              r"|be\s+sure|encounter|experience|run\s+into|stumble)\b)")
 #: How docs tell the reader to act: "you can pair it with ...", "you'll need to install", "can be
 #: set", "by setting", "we recommend", "Set `X` to ...", "When deploying, set ...", ", or use
 #: `--port`", "Setting `X` to ...". "Docker will build and run", "the variables you want to pass",

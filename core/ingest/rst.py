@@ -22,7 +22,7 @@ from docutils.core import publish_doctree
 
 from core.ingest.document import Section, SectionBuilder, fenced
 from core.ingest.sphinx import register
-from core.ingest.sphinx_markup import shown_text
+from core.ingest.sphinx_markup import LITERAL_ROLES, role_shown, shown_text
 from core.ingest.text import parse_plain_text
 
 _SETTINGS = {
@@ -155,21 +155,23 @@ def _extension_example(node: nodes.system_message) -> str:
 
 
 #: An inline role or literal as written in a table docutils could not read: ``x`` and :role:`x`.
-_WRITTEN_MARKUP_RE = re.compile(r"``(?P<literal>[^`\n]+)``|:[\w:+.-]+:`(?P<role>[^`\n]+)`")
+_WRITTEN_MARKUP_RE = re.compile(r"``(?P<literal>[^`\n]+)``"
+                                r"|(?<![\w:+.-]):(?P<name>[\w+.-]++(?::[\w+.-]++)*+):`(?P<role>[^`\n]+)`")
 
 
 def _malformed_table(node: nodes.system_message) -> str:
     """A table docutils refused ("Malformed table."), as the text it is written as, fenced ("": none).
 
     One cell wider than its column makes docutils drop the whole table; a page's table of old
-    and new setting names went with it. Its lines keep their columns, inline markup shown as
-    its text.
+    and new setting names went with it. Its lines stay as written, a literal or a role shown as
+    the text it shows (the columns after it shift).
     """
     message = node.children[0].astext() if node.children else ""
     source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
     if not message.startswith("Malformed table") or not source.strip():
         return ""
-    shown = _WRITTEN_MARKUP_RE.sub(lambda m: m["literal"] or shown_text(m["role"]), source)
+    shown = _WRITTEN_MARKUP_RE.sub(lambda m: m["literal"] or (
+        m["role"] if m["name"].split(":")[-1] in LITERAL_ROLES else role_shown(m["name"], m["role"])), source)
     return fenced(shown.strip("\n"), "text")
 
 
@@ -310,8 +312,10 @@ def _table(node: nodes.Element) -> str:
 
 def _cell(entry: nodes.Element) -> str:
     """A table cell on one line: its paragraphs, a list's items joined by "; "."""
-    # An unknown role's error message is a child of its cell, not of the page: never its text.
+    # An unknown role's error message sits in its cell, or in a list or note in it: never its text.
+    for message in list(entry.findall(nodes.system_message)):
+        message.parent.remove(message)
     parts = [_inline(c) if isinstance(c, nodes.paragraph)
              else "; ".join(i.astext() for i in c.children) if isinstance(c, _LISTS) else c.astext()
-             for c in entry.children if not isinstance(c, nodes.system_message)]
+             for c in entry.children]
     return " ".join(" ".join(parts).replace("|", "\\|").split())

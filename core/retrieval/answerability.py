@@ -25,9 +25,11 @@ collection's vocabulary:
   ("behind zscaler"), so it lowers the odds rather than deciding.
 
 One more piece of evidence overrides them: a phrase of two or more words the question
-quotes ("prof keeps saying 'reality gap'") that one of the first three candidates holds word
-for word (``named``). People quote the term they ask about, and docs that use the very
-phrase discuss it, however many chat words around it lower the other signals.
+quotes ("prof keeps saying 'reality gap'"), or a code name it types (``api.insecure``,
+``--soft-time-limit``, ``keyType``; a file's or a host's name is none), that one of the first
+three candidates holds word for word (``named``). People quote or type the term they ask
+about, and docs that use the very phrase discuss it, however many chat words around it lower
+the other signals.
 
 They are combined by a logistic model (class-balanced, so 0.5 weighs a wrong "not found"
 and a wrong answer alike) whose five constants were fitted on chat-style questions over
@@ -62,7 +64,8 @@ W_HELD = 8.619
 W_NAMES = -2.06
 #: Terms held beyond this count add nothing more (a long message's count stops growing).
 HELD_CAP = 10
-#: The probability given to a question whose quoted phrase the candidates hold word for word.
+#: The probability given to a question whose quoted phrase or typed code name the candidates hold
+#: word for word.
 NAMED_PROBABILITY = 0.9
 #: Candidates the terms-held mean reads and the page count looks at.
 HELD_DEPTH = 3
@@ -83,7 +86,7 @@ class Answerability:
 
     def summary(self) -> str:
         """One line for the activity log."""
-        named = "; a quoted phrase found word for word" if self.named else ""
+        named = "; a quoted phrase or typed name found word for word" if self.named else ""
         names = f"; names the docs do not use: {', '.join(self.names)}" if self.names else ""
         return (f"answerable p={self.probability:.2f} (relevance {self.relevance:.2f}, "
                 f"{self.held:g} term(s) held, cosine {self.cosine:.2f}, "
@@ -100,7 +103,8 @@ def judge(*, relevances: Sequence[float], held: Sequence[int], cosine: float, pa
             (the first three count).
         cosine: the best question-chunk cosine among the first ten (local model's scale).
         pages: distinct pages among the first five candidates.
-        named: a top candidate holds a phrase the question quotes, word for word.
+        named: a top candidate holds a phrase the question quotes, or a code name it types,
+            word for word.
         names: the question's words neither the docs nor English know (``unknown_names``).
 
     Returns:

@@ -328,7 +328,7 @@ def docs_versions(text: str, lexicon: Lexicon) -> str:
 
 
 #: Words written apart that the docs may write as one name: two or three, each a content word.
-_WORD_RUN = re.compile(r"[A-Za-z]{2,}(?:[ \t]+[A-Za-z]{2,})+")
+_WORD_RUN = re.compile(r"(?<![A-Za-z])[A-Za-z]{2,}+(?:[ \t]++[A-Za-z]{2,}+)++")
 #: The fewest letters of a joined name ("apikey"); shorter joins are words by chance.
 _COMPOUND_CHARS = 6
 
@@ -388,8 +388,9 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
         if word in SHORTHAND and not lexicon.empty and not lexicon.knows(word):
             raw = raw.lower().replace(word, SHORTHAND[word])  # "prod" -> "production"
             word = SHORTHAND[word]
-        elif _spelt_more(word, text, lexicon):
-            core = raw.rstrip(".,!?;:")  # "env" -> "env environment": the docs write both, mostly the latter
+        elif SHORTHAND.get(word) not in spelt and _spelt_more(word, text, lexicon):
+            spelt.add(SHORTHAND[word])  # once: "env" -> "env environment", the docs' word mostly
+            core = raw.rstrip(".,!?;:")
             raw = f"{core} {SHORTHAND[word]}{raw[len(core):]}"
         fixed = correct_word(word, lexicon) if word not in STOPWORDS else None
         if fixed is not None:

@@ -239,8 +239,9 @@ _RELEASE_NOTES = re.compile(
 #: "Release notes for mytool 2.1", "Changes in version 3.0"; every section of it is a changelog's.
 #: "What's new in the editor" names no release.
 _RELEASE_TITLE = re.compile(
-    r"(?:what['\u2019]?s\s+new|release\s+notes|changes)\s+(?:in|for|of)\s+(?:[\w.-]+\s+){0,3}?"
-    r"(?:v|version\s*)?\d+(?:\.\d+)+(?:\W.*)?", re.IGNORECASE)
+    r"(?:what['\u2019]?s\s+new|release\s+notes|changes)\s+(?:in|for|of)\s+"
+    r"(?:(?!(?:since|before|after|from|until|to|with|for)\s)[\w.-]+\s+){0,2}?"
+    r"(?:v|version\s*)?\d+(?:\.\d+)+(?:\s*\([^)]*\))?", re.IGNORECASE)
 #: A question that asks about versions wants the changelog ("which version added ...").
 _ASKS_VERSIONS = re.compile(r"\b(?:versions?|releases?|changelog|v?\d+\.\d+)\b", re.IGNORECASE)
 #: Changelog entries give way only when another candidate is at least this relevant next to

@@ -71,14 +71,14 @@ class Ranked:
     #: relevances of the first three candidates (the first counts) and how many of the
     #: question's terms each holds, the best question-chunk cosine among the first ten (local
     #: model's scale) and how many pages the first five come from; and whether one of the
-    #: first three holds, word for word, a phrase of two or more words the question quotes.
+    #: first three holds, word for word, a phrase the question quotes or a code name it types.
     top_relevances: tuple[float, ...] = ()
     top_held: tuple[int, ...] = ()
     best_cosine: float = 0.0
     top_pages: int = 0
     named: bool = False
-    #: The lowest relevance a kept chunk has or needed (``chunk_floor``, a quoted phrase's
-    #: chunk under it); None: the request's threshold.
+    #: The lowest relevance a kept chunk has or needed (``chunk_floor``, the chunk of a quoted
+    #: phrase or typed name under it); None: the request's threshold.
     floor: float | None = None
 
 
@@ -87,13 +87,18 @@ NAMED_DEPTH = 3
 
 
 def holding_quoted(question: str, texts: Iterable[str]) -> list[bool]:
-    """For each of ``texts``, whether it holds word for word a phrase ``question`` quotes (2+ words)."""
+    """For each of ``texts``, whether it holds a phrase ``question`` quotes or a code name it types.
+
+    Word for word: a quoted phrase has two words or more; a code name is ``api.insecure``,
+    ``--soft-time-limit``, ``keyType`` (``typed_names``). People quote or type the name of what
+    they ask about, and docs that write that very name discuss it.
+    """
     texts = list(texts)
-    phrases = quoted_phrases(question)
-    if not phrases:
-        return [False] * len(texts)
     # Whole words only: 'git add' is not in "digit additions".
-    patterns = [re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)") for phrase in phrases]
+    patterns = [re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)") for phrase in quoted_phrases(question)]
+    patterns += typed_names(question)
+    if not patterns:
+        return [False] * len(texts)
     flat = (" ".join(text.lower().split()) for text in texts)  # each text normalised once
     return [any(p.search(text) for p in patterns) for text in flat]
 
@@ -101,22 +106,20 @@ def holding_quoted(question: str, texts: Iterable[str]) -> list[bool]:
 def names_quoted(question: str, texts: Iterable[str]) -> bool:
     """Whether one of ``texts`` holds a phrase ``question`` quotes or a code name it types, word for word.
 
-    A quoted phrase has two words or more; a code name is ``api.insecure``, ``--soft-time-limit``,
-    ``keyType``. People type the name of what they ask about, and docs that write that very
-    name discuss it, however many chat words around it lower the other signals.
+    However many chat words around the name lower the other signals (``holding_quoted``).
     """
-    texts = list(texts)
-    typed = typed_names(question)
-    return any(holding_quoted(question, texts)) or any(name.search(text) for name in typed for text in texts)
+    return any(holding_quoted(question, texts))
 
 
 def quoted_floor(question: str, head: Sequence[Fused], relevances: Mapping[str, float],
                  threshold: float) -> dict[str, float]:
-    """``relevances`` with every chunk holding a phrase ``question`` quotes raised to ``threshold``.
+    """``relevances`` with every chunk holding a phrase ``question`` quotes, or a code name it types,
+    raised to ``threshold``.
 
     A chunk holding the very phrase a question quotes ("prof keeps saying 'morphological
-    computation'") discusses it, however many chat words around the phrase lower its share
-    of the question's terms; without the floor, a chunk holding the chat words is quoted instead.
+    computation'") or the name it types (``api.insecure``) discusses it, however many chat words
+    around the name lower its share of the question's terms; without the floor, a chunk holding
+    the chat words is quoted instead.
     The raised value only decides what is kept: the chunk's score stays its own relevance.
     """
     held = holding_quoted(question, (chunk_text(f.payload) for f in head))

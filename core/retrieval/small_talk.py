@@ -18,7 +18,7 @@ FILLER: frozenset[str] = frozenset(
     lol lmao rofl haha hahaha heh hmm hmmm umm um uh ah oh ok okay okey k yo hey hi hello hiya sup
     guys folks pls plz please thx thanks thank ty tysm cheers kinda sorta btw tbh imo imho idk afaik
     fyi iirc ngl rn omg wtf jk anyway anyways actually basically literally really super totally quick
-    question q random somebody someone anyone anybody everyone everybody mate dude bro ya yeah yep nope yup
+    question q random somebody someone anyone anybody mate dude bro ya yeah yep nope yup
 """.split()
 )
 #: Words that, with filler and stop words, make a message small talk when nothing else is left.

@@ -88,21 +88,23 @@ _QUOTED_RE = re.compile(r"""(?:^|[\s(\[])['"\u2018\u201c`]([^'"\u2019\u201d`\n]{
 #: A code name typed in a question: a flag ("--frozen"), an identifier with an underscore
 #: ("x_client_id", "IGN_GAZEBO_RESOURCE_PATH"), a call ("Header()"), a dotted name ("api.insecure",
 #: "acme.json"; each part two letters or more, so "e.g." is none) or a camelCase one ("keyType").
-TYPED_NAME = re.compile(r"(?<![\w.-])(--?[A-Za-z][\w-]+|[A-Za-z]\w*_\w+|\w+\(\)"
-                        r"|[a-z][a-z0-9]+(?:\.[a-z][A-Za-z0-9_]+)+"
-                        r"|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+)(?![\w-])")
+TYPED_NAME = re.compile(r"(?<![\w.-])(--?[A-Za-z][\w-]++|[A-Za-z][A-Za-z0-9]*+(?:_++[A-Za-z0-9]++)++|\w++\(\)"
+                        r"|[a-z][a-z0-9]++(?:\.[a-z][A-Za-z0-9_]++)++"
+                        r"|[a-z][a-z0-9]*+(?:[A-Z][a-z0-9]++)++)(?![\w-])")
 
 
-#: A file's name ("uv.lock", "pyproject.toml"): a product's own files are named on page after page
-#: of its docs, so naming one says nothing of what is asked, as a setting's dotted name does.
+#: A file's name ("uv.lock", "pyproject.toml") or a host's ("github.com"): a product's own files,
+#: and the sites it links to, are named on page after page of its docs, so naming one says nothing
+#: of what is asked, as a setting's dotted name does.
 _FILE_NAME = re.compile(r"\.(?:lock|toml|json|ya?ml|py|md|txt|cfg|ini|conf|js|mjs|cjs|ts|tsx|jsx|sh|rst"
-                        r"|html?|css|xml|env|log|lst|csv)$")
+                        r"|html?|css|xml|env|log|lst|csv|com|org|net|io|dev|ai|app|co|edu|gov|info|me|us|uk"
+                        r"|de)$")
 
 
 def typed_names(question: str) -> list[re.Pattern[str]]:
     """Patterns finding each code name ``question`` types, as a whole name ("--locked", not "--locked-x").
 
-    A file's name is none (``_FILE_NAME``).
+    A file's or a host's name is none (``_FILE_NAME``).
     """
     names = dict.fromkeys(m.lower() for m in TYPED_NAME.findall(question) if not _FILE_NAME.search(m.lower()))
     return [re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE) for name in names]

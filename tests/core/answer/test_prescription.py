@@ -88,6 +88,7 @@ def test_a_prescription_names_something_in_code_the_question_does_not_with_a_ver
     assert not prescribes(unit("Note that you can't just combine `--reload` with `--workers`."), asked)
     # Meeting a problem is no step either: "you may encounter" tells what happens.
     assert not prescribes(unit("With a `countdown` you may encounter a `PreconditionFailed` error:"), asked)
+    assert prescribes(unit("You can hit the `/ping` endpoint to check it."), asked)  # hitting acts
     assert not prescribes(unit("The server will then call `on_startup` once."), asked)
     assert not prescribes(unit("Use of `eval` is discouraged."), asked)
     assert not prescribes(unit("You can set it to `true`."), asked)  # a value names nothing to use

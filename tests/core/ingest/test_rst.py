@@ -131,17 +131,20 @@ def test_a_cell_with_a_role_docutils_does_not_know_shows_its_text_not_the_error(
              "+------------------+---------------+\n")
     _, sections = parse_rst(table)
     assert sections[0].blocks == ["| Signal | Meaning |\n|---|---|\n| TERM | Warm shutdown |"]
+    # ... nor when the role sits in a list in the cell.
+    listed = table.replace("| :madeup:`TERM`   |", "| - :madeup:`TERM` |")
+    assert "ERROR" not in parse_rst(listed)[1][0].blocks[0] and "TERM" in parse_rst(listed)[1][0].blocks[0]
 
 
 def test_a_table_docutils_calls_malformed_keeps_its_lines_as_written() -> None:
     table = ("Renamed\n=======\n\n=============  ===========\n**Old name**   **New**\n"
              "=============  ===========\n"
-             "``OLD_NAME``   :madeup:`new_name`\n``A_NAME_WIDER_THAN_ITS_COLUMN`` :madeup:`wide`\n"
+             "``OLD_NAME``   :madeup:`new_name`\n``A_NAME_WIDER_THAN_ITS_COLUMN`` :code:`List<int>`\n"
              "=============  ===========\n\nAfter.\n")
     _, sections = parse_rst(table)
     code, after = sections[0].blocks
     assert code.startswith("```text\n") and after == "After."
-    assert "OLD_NAME   new_name" in code and "A_NAME_WIDER_THAN_ITS_COLUMN wide" in code
+    assert "OLD_NAME   new_name" in code and "A_NAME_WIDER_THAN_ITS_COLUMN List<int>" in code
     assert "``" not in code.strip("`") and ":madeup:" not in code
     # Other errors stay out of the text.
     assert parse_rst("Title\n=====\n\n.. madeup-directive:: x\n\nText.\n")[1][0].blocks == ["Text."]

@@ -130,8 +130,9 @@ def test_shorthand_the_docs_use_less_than_its_long_form_is_searched_with_it() ->
     # Shorthand in many chunks is the docs' own word ("Isaac Sim"): searched alone.
     assert understand("isaac sim gpu", lexicon).text == "isaac sim gpu"
     assert understand("humanoid sims", lexicon).text == "humanoid sims"  # its other forms count too
-    # Written out already: once.
+    # Written out already, or typed twice: once.
     assert understand("env or environment", lexicon).text == "env or environment"
+    assert understand("env vs env", lexicon).text == "env environment vs env"
 
 
 def test_known_and_english_words_are_never_corrected() -> None:
