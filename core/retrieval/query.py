@@ -339,7 +339,8 @@ def docs_compounds(text: str, lexicon: Lexicon, *, typed: str = "") -> str:
     Option and class names join words (``keyType``, ``basicAuth``, ``TestClient``, ``lockfile``),
     and the search reads such a name as one word, which "key type" never matches. Two or
     three neighbouring words whose join the collection holds are searched joined too, right
-    after them; stop words never join ("my app" is no ``myapp``, "user in" no ``UserIn``).
+    after them (at the end when only the typed words join: shorthand spelt out since); stop
+    words never join ("my app" is no ``myapp``, "user in" no ``UserIn``).
 
     Args:
         text: the cleaned message.
