@@ -209,16 +209,6 @@ def _english_correction(word: str) -> str | None:
 _NAME_RE = re.compile(r"[a-z]{4,}")
 
 
-def _english_typo(word: str, lexicon: Lexicon) -> bool:
-    """Whether ``word`` is a typo of an English word the docs use ("sensers": sensors).
-
-    One edit from an English word the docs never use is a name more likely than a typo: what
-    "dramatiq" asks about is no "dramatic" in docs about another task queue.
-    """
-    correction = _english_correction(word)
-    return correction is not None and lexicon.knows(correction)
-
-
 def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     """Words of ``text`` that neither the docs nor English know, typos of English words aside.
 
@@ -239,7 +229,7 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     names: list[str] = []
     for word in dict.fromkeys(w for token in tokens(text) for w in re.split(r"['\u2019.]", token)):
         if (_NAME_RE.fullmatch(word) and word not in english and not lexicon.knows(word)
-                and not _english_typo(word, lexicon) and not _derived(word, english)):
+                and _english_correction(word) is None and not _derived(word, english)):
             names.append(word)
             if len(names) >= limit:
                 break
