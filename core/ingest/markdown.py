@@ -367,18 +367,21 @@ def _drop_exports(text: str) -> str:
     return "\n".join(out)
 
 
+def _is_table_row(line: str) -> bool:
+    return line.lstrip().startswith("|")
+
+
 def has_unclosed_span_in_table_row(text: str) -> bool:
     """Whether a table's row opens a code span it does not close (an odd count of backticks).
 
     Such a span once ran on into the rows below, whose tags were then read as its code.
     """
-    return "`" in text and any(line.lstrip().startswith("|") and line.count("`") % 2
-                               for line in text.split("\n"))
+    return "`" in text and any(_is_table_row(line) and line.count("`") % 2 for line in text.split("\n"))
 
 
 def _in_table_row(text: str, i: int) -> bool:
     """Whether ``text[i]`` is on a table's row: a code span opened there ends on that row, or is no span."""
-    return text[text.rfind("\n", 0, i) + 1:i].lstrip().startswith("|")
+    return _is_table_row(text[text.rfind("\n", 0, i) + 1:i])
 
 
 def _strip_tags(text: str) -> str:
