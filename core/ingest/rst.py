@@ -98,6 +98,8 @@ class _RstRenderer:
         elif isinstance(node, nodes.system_message):
             if code := _extension_example(node) or _malformed_table(node):
                 self.builder.block(code)
+            elif entry := _extension_entry(node):
+                self._entry(*entry, level=level)
         elif isinstance(node, _SKIPPED) or (isinstance(node, nodes.title)
                                             and isinstance(node.parent, (nodes.section, nodes.document))):
             return
@@ -130,6 +132,12 @@ class _RstRenderer:
         for child in body:
             self.visit(child, level=level)
 
+    def _entry(self, lead: str, body: nodes.document, *, level: int) -> None:
+        """An extension's entry: its lead line, then its body's blocks."""
+        if lead:
+            self.builder.block(lead)
+        self.children(body, level=level)
+
 
 #: An extension's example longer than this is not parsed to tell whether it is code.
 _EXAMPLE_CHARS = 20_000
@@ -152,6 +160,40 @@ def _extension_example(node: nodes.system_message) -> str:
         return ""
     body = textwrap.dedent("\n".join(line for line in lines[1:] if not _OPTION_LINE_RE.match(line))).strip()
     return fenced(body, "python") if body and _is_python(body) else ""
+
+
+_DIRECTIVE_HEAD_RE = re.compile(r"^\.\.[ \t]+[\w:+.-]+::[ \t]*(?P<argument>.*)$")
+_OPTION_RE = re.compile(r"^:(?P<key>[\w-]+):(?:[ \t]+(?P<value>.*))?$")
+#: A sentence of a body: five words or more, ending in a stop ("Name of the environment used to ...").
+_SENTENCE_RE = re.compile(r"(?:\b[A-Za-z][\w'-]*\b\W+){4,}[A-Za-z][\w'-]*[^\s\w]*[.!?:][)\"']?$")
+
+
+def _extension_entry(node: nodes.system_message) -> tuple[str, nodes.document] | None:
+    """What an unknown directive writing prose shows: a lead line naming it, and its body parsed.
+
+    A project's own directive documents its settings (``.. conf::`` with ``:keys: pass_env``,
+    ``:default:`` and a paragraph saying what it does); dropped with the other unknown
+    directives, a page lost every entry it gives. The lead is its argument, else its first
+    option's value, in backticks, then its other options ("default: 0.3"). A body with no
+    sentence (a diagram's source, a word list) stays out.
+    """
+    source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
+    lines = source.split("\n")
+    head = _DIRECTIVE_HEAD_RE.match(lines[0]) if lines and len(source) <= _EXAMPLE_CHARS else None
+    if head is None:
+        return None
+    rest = textwrap.dedent("\n".join(lines[1:])).split("\n")
+    options: list[tuple[str, str]] = []
+    while rest and (option := _OPTION_RE.match(rest[0])):
+        options.append((option["key"], (option["value"] or "").strip()))
+        rest.pop(0)
+    body = publish_doctree("\n".join(rest), settings_overrides={**_SETTINGS, "warning_stream": io.StringIO()})
+    if not any(_SENTENCE_RE.search(" ".join(p.astext().split())) for p in body.findall(nodes.paragraph)):
+        return None
+    name = head["argument"].strip() or (options.pop(0)[1] if options else "")
+    details = "; ".join(f"{key.replace('_', ' ').replace('-', ' ')}: {value}" for key, value in options if value)
+    lead = " - ".join(part for part in (f"`{name}`" if name else "", details) if part)
+    return lead, body
 
 
 #: An inline role or literal as written in a table docutils could not read: ``x`` and :role:`x`.

@@ -181,6 +181,20 @@ def test_an_unknown_directive_holding_python_is_an_example(directive: str, read:
     assert blocks == ["Before.", *([read] if read else []), "After."]
 
 
+def test_a_projects_own_directive_writing_prose_keeps_its_name_options_and_body() -> None:
+    page = ("Options\n=======\n\n.. conf::\n   :keys: interrupt_timeout\n   :default: 0.3\n\n"
+            "   How long to wait after an interrupt before the child gets a :ref:`SIGTERM <signals>`.\n\n"
+            "   .. code-block:: ini\n\n      interrupt_timeout = 1\n\n"
+            ".. widget:: Fancy\n\n   Shows a widget with every option the page describes.\n\n"
+            ".. mermaid::\n\n   graph TD\n     A[Start] --> B{Is it ok?}\n")
+    _, sections = parse_rst(page)
+    assert sections[0].blocks == [
+        "`interrupt_timeout` - default: 0.3",
+        "How long to wait after an interrupt before the child gets a SIGTERM.",
+        "```ini\ninterrupt_timeout = 1\n```",
+        "`Fancy`", "Shows a widget with every option the page describes."]
+
+
 def test_include_and_raw_never_read_or_pass_anything(tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET")
