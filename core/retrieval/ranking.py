@@ -254,12 +254,17 @@ def is_changelog(section: str) -> bool:
     """Whether a chunk's heading path (``Title > Section``) runs through a version-number heading.
 
     On a page titled as release notes, a product's name and version is one too ("Release notes >
-    Scrapy 0.14"), undated; every section of a page titled as one release's notes is one.
+    Scrapy 0.14"), undated, and so is what sits right under its title; every section of a page
+    titled as one release's notes is one.
     """
     headings = [heading.strip() for heading in section.split(">")]
     if _RELEASE_TITLE.fullmatch(headings[0]):
         return True
     notes = _RELEASE_NOTES.fullmatch(headings[0]) is not None
+    # Directly under a page of releases: its opening, or short releases merged into one chunk,
+    # whose version headings became lines of its text ("Release History").
+    if notes and len(headings) == 1:
+        return True
     return any(_is_release(heading, named=notes) for heading in headings)
 
 
