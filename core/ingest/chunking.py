@@ -27,7 +27,7 @@ from core.models import MAX_TEXT_LENGTH, DocumentChunk
 from core.retrieval.terms import introduces_next
 
 #: Bump whenever chunk boundaries or texts change, so every document is re-ingested.
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"
 #: Sections shorter than this are merged with their neighbour.
 MIN_SECTION_CHARS = 200
 #: RetrievedChunk caps ``section`` at 2000 characters.
@@ -35,6 +35,8 @@ MAX_SECTION_CHARS = 2000
 SECTION_SEPARATOR = " > "
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
+#: A fence line anywhere in a block, indented under a list item: its marker, then the rest.
+_NESTED_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?…:;])\s+(?=\S)")
 _PARAGRAPH = "\n\n"
 #: Prose this many times the target with no sentence end is split into runs of words, not words.
@@ -276,7 +278,7 @@ def _split_prose(text: str, limit: int) -> list[tuple[str, str]]:
     for pattern, joiner in ((r"\n", "\n"), (_SENTENCE_END.pattern, " "), (r"\s+", " ")):
         if joiner == " " and pattern == r"\s+" and len(text) > _HUGE_RUN * limit:
             return _word_runs(text, limit)
-        parts = [p for p in re.split(pattern, text) if p.strip()]
+        parts = [p for p in (_lines(text) if joiner == "\n" else re.split(pattern, text)) if p.strip()]
         if len(parts) > 1:
             out: list[tuple[str, str]] = []
             for part in parts:
@@ -289,6 +291,23 @@ def _split_prose(text: str, limit: int) -> list[tuple[str, str]]:
             return out
     # One unbroken word longer than the limit (a URL, base64): cut it.
     return [(text[i : i + limit], "") for i in range(0, len(text), limit)]
+
+
+def _lines(text: str) -> list[str]:
+    """``text``'s lines, an indented fenced block's kept as one: a list item's code cut in two
+    leaves a chunk ending in an open fence and the next one starting with unfenced code."""
+    parts: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        mark = _NESTED_FENCE.match(line)
+        if fence:
+            parts[-1] += "\n" + line
+            if mark and mark[1][0] == fence[0] and len(mark[1]) >= len(fence) and not mark[2].strip():
+                fence = ""
+            continue
+        parts.append(line)
+        fence = mark[1] if mark else ""
+    return parts
 
 
 def _word_runs(text: str, limit: int) -> list[tuple[str, str]]:
