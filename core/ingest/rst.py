@@ -191,7 +191,7 @@ def _extension_entry(node: nodes.system_message) -> tuple[str, nodes.document] |
     if not any(_SENTENCE_RE.search(" ".join(p.astext().split())) for p in body.findall(nodes.paragraph)):
         return None
     name = head["argument"].strip() or (options.pop(0)[1] if options else "")
-    details = "; ".join(f"{key.replace('_', ' ').replace('-', ' ')}: {value}" for key, value in options if value)
+    details = "; ".join(f"{re.sub('[_-]', ' ', key)}: {value}" for key, value in options if value)
     lead = " - ".join(part for part in (f"`{name}`" if name else "", details) if part)
     return lead, body
 
@@ -300,7 +300,9 @@ def _nested_lines(node: nodes.Node, indent: str) -> list[str]:
         title = _admonition_title(node)
         body = [child for child in node.children if not isinstance(child, nodes.title)]
         lines = [line for child in body for line in _nested_lines(child, indent)]
-        if title and lines:
+        if title and lines and lines[0].lstrip().startswith(("```", "~~~")):
+            lines.insert(0, f"{indent}{title}:")  # a fence opens its own line ("TOML:" over its code)
+        elif title and lines:
             lines[0] = f"{indent}{title}: {lines[0].lstrip()}"
         return lines
     if isinstance(node, nodes.Element) and node.children:  # block quotes, containers, tables
@@ -317,6 +319,8 @@ def _item_parts(item: nodes.Node) -> tuple[str, list[nodes.Node]]:
         body = list(item.children[-1].children)
         first = _inline(body.pop(0)) if body and isinstance(body[0], nodes.paragraph) else ""
         # "``response``:" written as a term: the colon put between it and its text is one colon.
+        # A term in bold already ("**run** (*or* **r**)") is bold once: "****run**" reads as nothing.
+        term = term.replace("**", "")
         head = f"**{term.rstrip(':').rstrip()}**: {first}" if first else f"**{term}**"
         return " ".join(head.split()), body
     body = list(item.children)

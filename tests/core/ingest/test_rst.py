@@ -195,6 +195,13 @@ def test_a_projects_own_directive_writing_prose_keeps_its_name_options_and_body(
         "`Fancy`", "Shows a widget with every option the page describes."]
 
 
+def test_a_titled_note_in_a_list_item_opening_with_code_puts_its_title_on_its_own_line() -> None:
+    page = ("- Set it:\n\n  .. admonition:: INI\n\n     .. code-block:: ini\n\n"
+            "        [testenv]\n        x = 1\n")
+    _, sections = parse_rst(page)
+    assert sections[0].blocks == ["- Set it:\n  INI:\n  ```ini\n  [testenv]\n  x = 1\n  ```"]
+
+
 def test_include_and_raw_never_read_or_pass_anything(tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET")
@@ -314,3 +321,8 @@ def test_a_term_written_with_its_colon_reads_once_with_one() -> None:
     _, sections = parse_rst(
         "T\n=\n\nAvailable hooks:\n\n``response``:\n    The response generated from a Request.\n")
     assert sections[0].blocks[1] == "- **`response`**: The response generated from a Request."
+
+
+def test_a_term_in_bold_already_is_bold_once() -> None:
+    _, sections = parse_rst("T\n=\n\nCommands:\n\n**run** (*or* **r**)\n    Run environments.\n")
+    assert sections[0].blocks[1] == "- **run (*or* r)**: Run environments."
