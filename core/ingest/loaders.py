@@ -24,13 +24,13 @@ from typing import Any, NamedTuple
 
 from core.errors import IngestSourceError
 from core.ingest.asciidoc import SUFFIXES as ASCIIDOC_SUFFIXES
+from core.ingest.attr_lists import has_attribute_lines, has_rules_or_attributes
 from core.ingest.components import has_components
 from core.ingest.deflists import definition_lists, has_definition_lists
 from core.ingest.document import LoadedDocument, Section, clip_title
 from core.ingest.front_matter import endpoint, parse_front_matter, tag_list, text_value
 from core.ingest.html import parse_html
 from core.ingest.markdown import (
-    has_attribute_lines,
     has_filename_captions,
     has_icons,
     has_include_lines,
@@ -129,6 +129,9 @@ CASED_TITLE_PARSER = "cased-title-1"
 HEADING_TITLE_PARSER = "heading-title-1"
 #: Pages with a table row opening a code span it does not close, which ran on into the rows below.
 TABLE_SPANS_PARSER = "table-spans-1"
+#: Pages with a thematic break (``---``), or attributes after a heading, a link or an image
+#: (``{ #id data-toc-label="x" }``, ``{ width="300" }``), read as text before.
+RULES_PARSER = "rules-1"
 #: HTML pages, read since with their links and tables as Markdown, landmarks, permalinks and
 #: screen-reader text left out, and redirect stubs holding nothing (-3: a definition list's terms
 #: open their definition's first line; Sphinx's "[source]" links left out; -4: a list item written
@@ -171,6 +174,7 @@ _MARKDOWN_READINGS: tuple[tuple[Callable[[str], bool], str], ...] = (
     (has_untitled_notes, NOTES_PARSER),
     (has_mdx_syntax, MDX_PARSER),
     (has_unclosed_span_in_table_row, TABLE_SPANS_PARSER),
+    (has_rules_or_attributes, RULES_PARSER),
 )
 
 

@@ -3,7 +3,9 @@
 What is dropped on purpose, outside code fences only: MDX ``import``/``export``
 lines, JSX and HTML tags (their inner text is kept), HTML and MDX comments,
 Docusaurus ``:::tip`` and MkDocs ``/// tip`` admonition markers (their titles and
-inner text are kept), ``{ #anchor }`` heading ids and the lines of MkDocs' ``{* file *}`` and
+inner text are kept), attribute lists (``{ #anchor }`` after a heading, ``{ width="300" }`` after
+an image), thematic breaks, sections kept out of the site's search (``{ data-search-exclude }``,
+whole), and the lines of MkDocs' ``{* file *}`` and
 mdBook's ``{{#include file}}`` that include a file (it is not there to read; a code block of them
 is kept, and answers leave it out with what introduces it: ``Block.is_unreadable``);
 reference links (``[text][ref]``) are written inline and their definitions left out
@@ -18,6 +20,14 @@ import re
 import textwrap
 from typing import NamedTuple
 
+from core.ingest.attr_lists import (
+    ATTRIBUTE_LINE,
+    EXCLUDED_MARK,
+    HEADING_ANCHOR,
+    INLINE_ATTRIBUTES,
+    SEARCH_EXCLUDED,
+    THEMATIC_BREAK,
+)
 from core.ingest.components import (
     PART_MARK,
     TAB_MARK,
@@ -48,8 +58,6 @@ from core.ingest.spans import outside_code_spans
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-#: A heading's own id: ``{#install}`` (MkDocs, Docusaurus), ``[#install]`` (Nextra 4).
-_HEADING_ANCHOR = re.compile(r"\s*(?:\{\s*#[\w.:-]+\s*\}|\[#[\w.:-]+\])\s*$")
 _NEXTRA_ID = re.compile(r"^ {0,3}#{1,6}[ \t].*\[#[\w.:-]+\][ \t]*$", re.M)
 #: rehype-pretty-code's language ending a code span (``search: false{:js}``): markup, not code.
 _SPAN_LANGUAGE = re.compile(r"(`[^`\n]+?)\{:[\w+#.-]{1,20}\}(`)")
@@ -76,11 +84,6 @@ _MDBOOK = r"\{\{#(?:[a-z_]*include|playground)[ \t]"
 _MDBOOK_INCLUDE = re.compile(_MDBOOK)
 INCLUDE_LINE = re.compile(
     rf"^[ \t]*(?:\{{!.*!\}}|\{{\*.*\*\}}|-+8<-+[ \t]+([\"']).*\1|{_MDBOOK}[^}}]*\}}\}})[ \t]*$", re.M)
-#: A line of attributes for the next block: ``{#label}``, MyST's ``{.hide-header}``, kramdown's
-#: ``{: .note}``, ``{#intro .lead key="v"}``: markup for the site, nothing a reader sees.
-_ATTRIBUTE_LINE = re.compile(
-    r"^[ \t]*\{:?[ \t]*[#.][\w.:-]+"
-    r"(?:[ \t]+(?:[#.][\w.:-]+|[\w-]+=(?:\"[^\"\n]*\"|'[^'\n]*'|[\w.:%-]+)))*[ \t]*\}[ \t]*$", re.M)
 _TAG_START = re.compile(r"<(/?)([A-Za-z][\w.:-]*)")
 _SPECIAL = re.compile(r"[`<]")
 _BRACE = re.compile(r"[{}]")
@@ -148,7 +151,8 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
         for line in prose_lines:
             _read_line(builder, line.removeprefix(TAB_MARK))
     sections = [Section(section.headings, [_decoded(_unindented(block)) for block in section.blocks])
-                for section in builder.finish()]
+                for section in builder.finish()
+                if not any(heading.endswith(EXCLUDED_MARK) for heading in section.headings)]
     return MarkdownPage(builder.first_h1, sections, builder.opening, indented, builder.heads_page)
 
 
@@ -187,12 +191,18 @@ def _read_line(builder: SectionBuilder, line: str) -> None:
         return
     heading = _ATX.match(line)
     if heading:
-        builder.heading(len(heading.group(1)), plain_text(_heading_text(heading.group(2) or "")))
+        raw = heading.group(2) or ""
+        level = len(heading.group(1))
+        # A page's title stays: the page itself is the site's to keep or leave out.
+        mark = EXCLUDED_MARK if level > 1 and SEARCH_EXCLUDED.search(raw) else ""
+        builder.heading(level, plain_text(_heading_text(raw)) + mark)
         return
     setext = _SETEXT.match(line)
     if setext and len(builder.paragraph) == 1 and builder.paragraph[0].strip():
         title = builder.paragraph.pop()
         builder.heading(1 if setext.group(1)[0] == "=" else 2, plain_text(_heading_text(title)))
+        return
+    if THEMATIC_BREAK.match(line) and not builder.paragraph:
         return
     if line.strip():
         builder.paragraph.append(line.rstrip())
@@ -282,11 +292,6 @@ def has_icons(text: str) -> bool:
     return _ICON.search(text) is not None
 
 
-def has_attribute_lines(text: str) -> bool:
-    """Whether ``text`` holds a line of block attributes (``{.class}``), which reading leaves out."""
-    return _ATTRIBUTE_LINE.search(text) is not None
-
-
 def clean_prose(text: str) -> str:
     """Remove MDX/HTML syntax from Markdown prose (never call it on code blocks).
 
@@ -300,7 +305,8 @@ def clean_prose(text: str) -> str:
     text = outside_code_spans(text, lambda prose: _ICON.sub("", prose)) if ":" in text else text
     text = _IMPORT.sub("", text)
     text = INCLUDE_LINE.sub("", text)
-    text = _ATTRIBUTE_LINE.sub("", text)
+    text = ATTRIBUTE_LINE.sub("", text)
+    text = outside_code_spans(text, lambda prose: INLINE_ATTRIBUTES.sub("", prose)) if "{" in text else text
     text = _drop_exports(text)
     text = _strip_tags(text)
     lines: list[str] = []
@@ -484,7 +490,7 @@ def _brace_pairs(text: str) -> dict[int, int]:
 
 
 def _heading_text(raw: str) -> str:
-    raw = _HEADING_ANCHOR.sub("", raw)
+    raw = HEADING_ANCHOR.sub("", raw)
     raw = re.sub(r"[ \t]+#+[ \t]*$", "", raw)  # closing hashes: "## Title ##"
     raw = _LINK.sub(r"\1", raw)
     raw = raw.replace("**", "").replace("__", "").replace("`", "")

@@ -507,6 +507,20 @@ def test_a_line_of_block_attributes_is_markup_not_text(tmp_path: Path, attribute
     assert [block for s in doc.sections for block in s.blocks] == ["Click makes command line tools."]
 
 
+def test_rules_and_attribute_lists_are_markup_and_a_section_kept_from_search_left_out(tmp_path: Path) -> None:
+    page = tmp_path / "install.md"
+    page.write_text("# Install\n\n## with pip <small>recommended</small> { #with-pip data-toc-label=\"pip\" }"
+                    "\n\nRun `pip install x{.a}`.\n\n---\n\n"
+                    "![map](a.png){ width=\"300\" } [site](https://x.dev){.ext}\n\n"
+                    "## Template diffs { data-search-exclude }\n\nOld template.\n\n"
+                    "### Partials\n\nOld partial.\n\n## GET /users/{id}\n\nOne user.\n", encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert "rules-1" in doc.parser  # stored pages are read again once
+    assert [(s.headings, s.blocks) for s in doc.sections] == [
+        (["Install", "with pip recommended"], ["Run `pip install x{.a}`.", "![map](a.png) [site](https://x.dev)"]),
+        (["Install", "GET /users/{id}"], ["One user."])]
+
+
 def test_a_title_from_the_file_name_is_cased_as_the_page_writes_it(tmp_path: Path) -> None:
     page = "By default SSL certificates are verified; ssl errors name the SSL host.\n"
     (tmp_path / "ssl.md").write_text(page, encoding="utf-8")
