@@ -26,7 +26,8 @@ SMALL_TALK: frozenset[str] = frozenset(
     """
     bot thanks thank thx ty helped help helpful fixed works worked working great awesome nice cool
     perfect amazing brilliant good morning evening night afternoon day bye goodbye later see alive
-    going doing up there ton lot much appreciate appreciated
+    going doing up there ton lot much appreciate appreciated cya ttyl gtg today tonight
+    say said want wanted wanna lifesaver
 """.split()
 )
 
@@ -37,7 +38,7 @@ _THANKS: frozenset[str] = frozenset("thanks thank thx ty tysm cheers appreciate 
 #: Question words and the verbs that open a question or a request ("can you", "show me").
 ASKING: frozenset[str] = frozenset(
     "how what why where when which who can could does do did is are should would will show tell give".split())
-#: Longer than this, a message with thanks in it may well carry a request.
+#: With more words than this (stop words aside), a message with thanks in it may well carry a request.
 _ACK_WORDS = 12
 #: A message of only common words this short is small talk ("how are you", "got it"), unless it
 #: asks what a phrase is (``_asks_what``).
@@ -86,8 +87,10 @@ def _is_small_talk(words: list[str], knows: Callable[[str], bool] | None, *, ask
         # in such words ("what is if let?", "what is if let used for").
         return ((len(words) <= _SHORT_CHAT and not _asks_what(bases))
                 or any(w in FILLER or w in SMALL_TALK for w in bases))
-    # An empty lexicon knows no word, so nothing would count as naming what the docs cover.
-    return (not asks and knows is not None and len(words) <= _ACK_WORDS and any(w in _THANKS for w in bases)
+    # An empty lexicon knows no word, so nothing would count as naming what the docs cover. Stop
+    # words do not count towards the length: "wanna" is "want to" by now.
+    said = [w for w in bases if w not in STOPWORDS]
+    return (not asks and knows is not None and len(said) <= _ACK_WORDS and any(w in _THANKS for w in bases)
             and not any(w in ASKING for w in bases) and not any(knows(w) for w in content))
 
 
