@@ -113,11 +113,17 @@ class Lexicon:
 
         return idf
 
+    @cached_property
+    def joined(self) -> frozenset[str]:
+        """The stems of the hyphenated words written solid: "call-outs" is "callout", "pop-up" "popup"."""
+        return frozenset(stem for word in self.words if "-" in word
+                         for stem in content_terms(word.replace("-", "")))
+
     def knows(self, word: str) -> bool:
-        """True when ``word`` (lower-case) or its stem occurs in the collection."""
+        """True when ``word`` (lower-case) or its stem occurs in the collection, hyphenated or not."""
         if word in self.words:
             return True
-        return any(s in self.stems for s in content_terms(word))
+        return any(s in self.stems or s in self.joined for s in content_terms(word))
 
     def idf(self, stem: str) -> float:
         """Inverse chunk frequency of a stem; an unknown stem gets the highest value."""

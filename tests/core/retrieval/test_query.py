@@ -153,6 +153,12 @@ def test_names_neither_the_docs_nor_english_know_are_found() -> None:
     assert unknown_names(text, Lexicon()) == []  # no lexicon yet: nothing is known, nothing named
 
 
+def test_a_word_the_docs_hyphenate_is_known_written_solid() -> None:
+    lexicon = Lexicon(chunks=10, words={"call-outs": 2, "pop-up": 1, "gazebo": 3})
+    assert lexicon.knows("callout") and lexicon.knows("popups") and not lexicon.knows("mujoco")
+    assert unknown_names("are callouts or popups in gazebo like mujoco?", lexicon) == ["mujoco"]
+
+
 def test_english_words_with_an_english_affix_are_no_names() -> None:
     # Made with the prefixes and suffixes English makes words with; "post-" is not one of them.
     text = "make it stackable, precompile the files, relocking is slow; a postinstall hook or flexbox?"
