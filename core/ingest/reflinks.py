@@ -29,6 +29,10 @@ _NESTED = r"(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])+"
 #: ``[text][label]``, ``[text][]`` and ``![alt][label]``, inner ones first.
 _FULL = [re.compile(rf"(?P<bang>!?)\[(?P<text>{text})\]\[(?P<label>[^\[\]\n]*)\]")
          for text in (_FLAT, _NESTED)]
+#: ``[text] [label]`` or ``[text]`` over ``[label]`` on the next line: a full reference to
+#: Python-Markdown (MkDocs), when the label is defined and the text is not.
+_SPACED = re.compile(rf"(?P<bang>!?)(?<!\])\[(?P<text>{_FLAT})\][ \t]*\n?[ \t]*(?<=\s)"
+                     r"\[(?P<label>[^\[\]\n]+)\]")
 #: The label of a cross-reference a site resolves: none (``[Unions][]``), a dotted or
 #: snake_case name (``pydantic.BaseModel``), a heading's words (``handling exceptions``) or a
 #: slug (``post-job-hook``); not ``[Ctrl][C]``, ``[0][1]`` or a character class (``[a-z][a-z0-9-]``).
@@ -74,7 +78,14 @@ def inline_links(prose: str, defined: dict[str, str]) -> str:
         url = defined.get(_key(back(match["text"])))
         return match[0] if url is None else f"{match['bang']}[{match['text']}]({url})"
 
+    def spaced(match: re.Match[str]) -> str:
+        url = defined.get(_key(back(match["label"])))
+        if url is None or _key(back(match["text"])) in defined:
+            return match[0]
+        return f"{match['bang']}[{match['text']}]({url})"
+
     def rewrite(text: str) -> str:
+        text = _SPACED.sub(spaced, text) if "] " in text or "]\n" in text else text
         for pattern in _FULL:
             text = pattern.sub(full, text)
         return _SHORTCUT.sub(shortcut, text)

@@ -24,7 +24,7 @@ from core.ingest.markdown import is_code_block
 from core.ingest.spans import set_code_aside
 
 #: ``[text](target)`` (no picture), the target without spaces or an address' scheme.
-_LINK = re.compile(r"(?<![!\\])\[(?P<text>[^\[\]\n]*)\]\((?P<target>[^\s()<>:]+)\)")
+_LINK = re.compile(r"(?<![!\\])\[(?P<text>(?:[^\[\]\n]|\n(?![ \t]*\n))*)\]\((?P<target>[^\s()<>:]+)\)")
 #: What a site serves a page as, whose source has another suffix (VitePress' ``build.html``).
 _SERVED = frozenset({".html", ".htm"})
 #: The source files a page served without a suffix may have, and a folder's page.

@@ -51,6 +51,16 @@ def test_wrapped_text_badges_code_spans_and_footnotes() -> None:
     assert definitions("[^1]: Deprecated.\n[x]: https://x.test") == {"x": "https://x.test"}
 
 
+def test_a_label_after_a_space_or_on_the_next_line_is_a_full_reference_as_mkdocs_reads_it() -> None:
+    defined = {"google fonts": "https://fonts.test", "docs": "d.md", "api": "a.md"}
+    assert inline_links("A [Google Font]\n[Google Fonts] is used.", defined) == (
+        "A [Google Font](https://fonts.test) is used.")
+    assert inline_links("Use [it] [docs].", defined) == "Use [it](d.md)."
+    # Two defined labels side by side are two links; an undefined label after text changes nothing.
+    assert inline_links("[docs] [api]", defined) == "[docs](d.md) [api](a.md)"
+    assert inline_links("task [x] [y] done", defined) == "task [x] [y] done"
+
+
 def test_a_code_span_may_be_the_label_and_a_nul_is_no_marker() -> None:
     url = "https://x.test"
     for text in ("[`x`]", "[`x`][]", "[t][`x`]"):

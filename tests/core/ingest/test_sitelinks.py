@@ -33,6 +33,15 @@ def test_links_to_pages_of_the_docs_get_the_site_addresses(tmp_path: Path) -> No
     assert local.sections[0].blocks[0].startswith("See [fields](../concepts/fields.md")
 
 
+def test_a_link_whose_text_wraps_a_line_gets_the_site_address_too(tmp_path: Path) -> None:
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "customization.md").write_text("# Customization\n\nBlocks.\n", encoding="utf-8")
+    page = tmp_path / "guide" / "theme.md"
+    page.write_text("# Theme\n\nSee [overriding\nblocks](../customization.md#blocks).\n", encoding="utf-8")
+    doc = load_file(page, root=tmp_path, base_url="https://docs.test")
+    assert doc.sections[0].blocks == ["See [overriding\nblocks](https://docs.test/customization#blocks)."]
+
+
 def test_a_link_naming_the_path_a_site_serves_finds_its_page(tmp_path: Path) -> None:
     (tmp_path / "guide").mkdir()
     (tmp_path / "config").mkdir()
