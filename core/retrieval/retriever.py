@@ -332,11 +332,7 @@ class HybridRetriever:
         floor = chunk_floor(threshold, (rels[f.chunk_id] for f in head), near_best)
         # Only a configured floor gives way to a quoted phrase; an asker's own is a hard one.
         kept = quoted_floor(text, head, rels, floor) if near_best else rels
-        unlogged = without_changelog(head, text, kept, threshold=floor)
-        # Changelog entries left out say nothing about whether the docs answer: the answer reads none.
-        dropped = {f.chunk_id for f in head} - {f.chunk_id for f in unlogged}
-        fused_head = [f for f in fused_head if f.chunk_id not in dropped]
-        head = unlogged
+        head = without_changelog(head, text, kept, threshold=floor)
         # Each chunk keeps its own relevance as its score, whatever let it through. A passage kept
         # twice is shown once; no other takes its place (the answer reads what was chosen).
         selected = without_repeats([f for f, _ in select(head, kept, top_k=top_k, threshold=floor)])
@@ -347,11 +343,10 @@ class HybridRetriever:
         # Candidates sharing no term with the question say nothing about it (a tiny collection
         # returns its every chunk); the answerability signals read the ones that match.
         matching = [f for f in fused_head if rels[f.chunk_id] > 0]
-        readable = [f for f in fused if f.chunk_id not in dropped]
         return Ranked(picked=picked, algorithm=algorithm, seconds=time.perf_counter() - start,
                       relevances=rels, top_relevances=tuple(rels[f.chunk_id] for f in matching[:3]),
                       top_held=tuple(len(query_terms & chunk_terms[f.chunk_id]) for f in matching[:3]),
                       best_cosine=max(near, default=0.0),
                       top_pages=len({f.payload.get("source_document") for f in matching[:5]}),
-                      named=names_quoted(text, (chunk_text(f.payload) for f in readable[:NAMED_DEPTH])),
+                      named=names_quoted(text, (chunk_text(f.payload) for f in fused[:NAMED_DEPTH])),
                       floor=floor)

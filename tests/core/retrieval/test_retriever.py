@@ -156,18 +156,3 @@ async def test_a_quoted_phrase_lets_its_chunk_through_a_configured_floor_only() 
     assert [f.chunk_id for f, _ in soft.picked] == ["slack.md"]
     assert soft.picked[0][1] == soft.relevances["slack.md"] < 0.9  # scored by its own relevance
     assert r.rank(text, hits, top_k=3, threshold=0.9).picked == []  # an asker's threshold is hard
-
-
-async def test_a_changelog_entry_left_out_gives_no_answerability_signal() -> None:
-    r = await retriever()
-    text = "where do i put SLACK_BOT_TOKEN for ragbot serve"
-    hits = await r.search(r.build_request(text, await r.embed(text), top_k=3, threshold=0.0))
-    ranked = r.rank(text, hits, top_k=3, threshold=0.1)
-    assert ranked.named and ranked.top_held[0] == len(terms(text) & terms(DOCS["slack.md"][1]))
-    # The same words in a release's entry, left out for the guide: only the guide's words count.
-    entry = Hit("notes.md", 1.0, payload("notes.md", section="Changelog > 1.2.0 (2024-01-01)",
-                                         content=f"Added {text}, and more about the Slack bot token."))
-    hits = HybridHits(dense=[entry, *hits.dense], sparse=[entry, *hits.sparse])
-    with_entry = r.rank(text, hits, top_k=3, threshold=0.1)
-    assert "notes.md" not in [f.chunk_id for f, _ in with_entry.picked]
-    assert (with_entry.top_held, with_entry.named) == (ranked.top_held, ranked.named)
