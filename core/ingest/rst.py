@@ -27,7 +27,7 @@ from core.ingest.text import parse_plain_text
 
 _SETTINGS = {
     "_disable_config": True,  # a docs repo's docutils.conf must not re-enable file insertion
-    "report_level": 5,  # nothing reported: an unknown directive is dropped, unless it holds Python
+    "report_level": 5,  # nothing reported: an unknown directive is read only for its Python or prose
     "halt_level": 5,  # never stop on a markup error; the rest of the page still counts
     "file_insertion_enabled": False,  # ``.. include:: /etc/passwd`` must not read the file
     "raw_enabled": False,
@@ -152,7 +152,8 @@ def _extension_example(node: nodes.system_message) -> str:
 
     Sphinx extensions show their examples in directives docutils does not know
     (``.. click:example::`` and its indented code); dropped with the other unknown
-    directives, a page lost every example it gives. Other unknown directives stay dropped.
+    directives, a page lost every example it gives. Other unknown directives are read when they
+    write prose (``_extension_entry``), else dropped.
     """
     source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
     lines = source.split("\n")
@@ -162,10 +163,18 @@ def _extension_example(node: nodes.system_message) -> str:
     return fenced(body, "python") if body and _is_python(body) else ""
 
 
-_DIRECTIVE_HEAD_RE = re.compile(r"^\.\.[ \t]+[\w:+.-]+::[ \t]*(?P<argument>.*)$")
+_DIRECTIVE_HEAD_RE = re.compile(r"^\.\.[ \t]+(?P<name>[\w:+.-]+)::[ \t]*(?P<argument>.*)$")
 _OPTION_RE = re.compile(r"^:(?P<key>[\w-]+):(?:[ \t]+(?P<value>.*))?$")
-#: A sentence of a body: five words or more, ending in a stop ("Name of the environment used to ...").
-_SENTENCE_RE = re.compile(r"(?:\b[A-Za-z][\w'-]*\b\W+){4,}[A-Za-z][\w'-]*[^\s\w]*[.!?:][)\"']?$")
+_WORD_RE = re.compile(r"[A-Za-z][\w'-]*")
+#: A sentence ends in a stop, maybe inside a bracket or quotes.
+_STOP_RE = re.compile(r"[.!?:][)\"']?$")
+#: A sentence of a body has at least this many words ("Name of the environment used to ...").
+_SENTENCE_WORDS = 5
+
+
+def _is_sentence(text: str) -> bool:
+    """Whether ``text`` reads as a sentence: enough words, ending in a stop (a diagram's source does not)."""
+    return _STOP_RE.search(text) is not None and len(_WORD_RE.findall(text)) >= _SENTENCE_WORDS
 
 
 def _extension_entry(node: nodes.system_message) -> tuple[str, nodes.document] | None:
@@ -173,14 +182,17 @@ def _extension_entry(node: nodes.system_message) -> tuple[str, nodes.document] |
 
     A project's own directive documents its settings (``.. conf::`` with ``:keys: pass_env``,
     ``:default:`` and a paragraph saying what it does); dropped with the other unknown
-    directives, a page lost every entry it gives. The lead is its argument, else its first
-    option's value, in backticks, then its other options ("default: 0.3"). A body with no
-    sentence (a diagram's source, a word list) stays out.
+    directives, a page lost every entry it gives. The lead is its name and argument
+    (``http:get /users/{id}``), else its first option's value, in backticks, then its other
+    options ("default: 0.3"). A body with no sentence (a diagram's source, a word list) stays
+    out, and so does a directive docutils knows but refused (``raw`` is off).
     """
+    message = node.children[0].astext() if node.children else ""
     source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
     lines = source.split("\n")
-    head = _DIRECTIVE_HEAD_RE.match(lines[0]) if lines and len(source) <= _EXAMPLE_CHARS else None
-    if head is None:
+    head = _DIRECTIVE_HEAD_RE.match(lines[0]) if len(source) <= _EXAMPLE_CHARS else None
+    # Only a directive docutils does not know: a known one in error (``raw``, which is off) stays out.
+    if head is None or not message.startswith("Unknown directive type"):
         return None
     rest = textwrap.dedent("\n".join(lines[1:])).split("\n")
     options: list[tuple[str, str]] = []
@@ -188,9 +200,11 @@ def _extension_entry(node: nodes.system_message) -> tuple[str, nodes.document] |
         options.append((option["key"], (option["value"] or "").strip()))
         rest.pop(0)
     body = publish_doctree("\n".join(rest), settings_overrides={**_SETTINGS, "warning_stream": io.StringIO()})
-    if not any(_SENTENCE_RE.search(" ".join(p.astext().split())) for p in body.findall(nodes.paragraph)):
+    if not any(_is_sentence(" ".join(p.astext().split())) for p in body.findall(nodes.paragraph)):
         return None
-    name = head["argument"].strip() or (options.pop(0)[1] if options else "")
+    # ".. http:get:: /users/{id}": the directive names what its argument is.
+    name = (f"{head['name']} {head['argument'].strip()}" if head["argument"].strip()
+            else options.pop(0)[1] if options else "")
     details = "; ".join(f"{re.sub('[_-]', ' ', key)}: {value}" for key, value in options if value)
     lead = " - ".join(part for part in (f"`{name}`" if name else "", details) if part)
     return lead, body
@@ -234,8 +248,12 @@ def _admonition_title(node: nodes.Element) -> str:
     return titled or ("" if node.tagname == "admonition" else node.tagname.capitalize())
 
 
-def _inline(node: nodes.Node) -> str:
-    """A text element's content as Markdown: code in backticks, emphasis kept, links as links."""
+def _inline(node: nodes.Node, *, bold: bool = True) -> str:
+    """A text element's content as Markdown: code in backticks, emphasis kept, links as links.
+
+    ``bold=False`` leaves strong text plain: a term bold already ("**run** (*or* **r**)") is set
+    in bold as a whole, and "****run**" reads as nothing.
+    """
     if isinstance(node, nodes.Text):
         return node.astext()  # astext: backslash escapes resolved (str() keeps docutils' NULs)
     if isinstance(node, nodes.literal):
@@ -247,8 +265,9 @@ def _inline(node: nodes.Node) -> str:
         raw = node.astext()
         match = _ROLE_RE.match(raw)
         return shown_text(match["text"]) if match else ("" if _SUBSTITUTION_RE.match(raw) else raw)
-    inner = "".join(_inline(child) for child in node.children) if isinstance(node, nodes.Element) else ""
-    if isinstance(node, nodes.strong):
+    children = node.children if isinstance(node, nodes.Element) else []
+    inner = "".join(_inline(child, bold=bold) for child in children)
+    if isinstance(node, nodes.strong) and bold:
         return f"**{inner}**"
     if isinstance(node, (nodes.emphasis, nodes.title_reference)):
         return f"*{inner}*"
@@ -319,8 +338,6 @@ def _item_parts(item: nodes.Node) -> tuple[str, list[nodes.Node]]:
         body = list(item.children[-1].children)
         first = _inline(body.pop(0)) if body and isinstance(body[0], nodes.paragraph) else ""
         # "``response``:" written as a term: the colon put between it and its text is one colon.
-        # A term in bold already ("**run** (*or* **r**)") is bold once: "****run**" reads as nothing.
-        term = term.replace("**", "")
         head = f"**{term.rstrip(':').rstrip()}**: {first}" if first else f"**{term}**"
         return " ".join(head.split()), body
     body = list(item.children)
@@ -334,7 +351,8 @@ def _term(item: nodes.Element) -> str:
         options = item.children[0].children  # the option group
         # An option argument's text starts with its delimiter ("=FILE", " FILE").
         return ", ".join(option.astext() for option in options)
-    return " ".join(_inline(c) for c in item.children[:-1] if not isinstance(c, nodes.classifier)).strip()
+    return " ".join(_inline(c, bold=False) for c in item.children[:-1]
+                    if not isinstance(c, nodes.classifier)).strip()
 
 
 def _table(node: nodes.Element) -> str:

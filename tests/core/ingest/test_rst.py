@@ -185,14 +185,24 @@ def test_a_projects_own_directive_writing_prose_keeps_its_name_options_and_body(
     page = ("Options\n=======\n\n.. conf::\n   :keys: interrupt_timeout\n   :default: 0.3\n\n"
             "   How long to wait after an interrupt before the child gets a :ref:`SIGTERM <signals>`.\n\n"
             "   .. code-block:: ini\n\n      interrupt_timeout = 1\n\n"
-            ".. widget:: Fancy\n\n   Shows a widget with every option the page describes.\n\n"
+            ".. http:get:: /users/(int:id)\n\n   Returns the user with every field the page describes.\n\n"
             ".. mermaid::\n\n   graph TD\n     A[Start] --> B{Is it ok?}\n")
     _, sections = parse_rst(page)
     assert sections[0].blocks == [
         "`interrupt_timeout` - default: 0.3",
         "How long to wait after an interrupt before the child gets a SIGTERM.",
         "```ini\ninterrupt_timeout = 1\n```",
-        "`Fancy`", "Shows a widget with every option the page describes."]
+        "`http:get /users/(int:id)`", "Returns the user with every field the page describes."]
+
+
+def test_an_unknown_directive_is_read_in_linear_time_and_a_refused_known_one_stays_out() -> None:
+    # Forty hyphenated names with no full stop: a backtracking sentence pattern took hours.
+    hooks = ", ".join(f"pre-hook-{i}-name" for i in range(40))
+    page = f".. hooks:: x\n\n   Hooks run in order: {hooks} (see git-hooks)\n\nAfter.\n"
+    assert parse_rst(page)[1][0].blocks == ["After."]
+    # ``raw`` is off: a known directive docutils refuses is no unknown one, however much it writes.
+    page = ".. raw:: html\n\n   <p>Words a browser would show as a whole sentence.</p>\n\nAfter.\n"
+    assert parse_rst(page)[1][0].blocks == ["After."]
 
 
 def test_a_titled_note_in_a_list_item_opening_with_code_puts_its_title_on_its_own_line() -> None:
@@ -324,5 +334,7 @@ def test_a_term_written_with_its_colon_reads_once_with_one() -> None:
 
 
 def test_a_term_in_bold_already_is_bold_once() -> None:
-    _, sections = parse_rst("T\n=\n\nCommands:\n\n**run** (*or* **r**)\n    Run environments.\n")
-    assert sections[0].blocks[1] == "- **run (*or* r)**: Run environments."
+    _, sections = parse_rst("T\n=\n\nCommands:\n\n**run** (*or* **r**)\n    Run environments.\n\n"
+                            "``**kwargs``\n    Passed on.\n\n:param \\*\\*kwargs: Passed on too.\n")
+    assert sections[0].blocks[1:] == ["- **run (*or* r)**: Run environments.\n- **`**kwargs`**: Passed on.",
+                                      "- **param **kwargs**: Passed on too."]  # code and escapes kept
