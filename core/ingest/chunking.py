@@ -282,12 +282,15 @@ def _split_prose(text: str, limit: int) -> list[tuple[str, str]]:
         if len(parts) > 1:
             out: list[tuple[str, str]] = []
             for part in parts:
-                if len(part) <= limit:
-                    out.append((part, joiner))
-                else:
-                    sub = _split_prose(part, limit)
-                    out.append((sub[0][0], joiner))
-                    out.extend(sub[1:])
+                # A list item's code too long for one chunk is cut between its lines, as before.
+                pieces = [line for line in part.split("\n") if line.strip()] if joiner == "\n" else [part]
+                for piece in pieces if len(part) > limit else [part]:
+                    if len(piece) <= limit:
+                        out.append((piece, joiner))
+                    else:
+                        sub = _split_prose(piece, limit)
+                        out.append((sub[0][0], joiner))
+                        out.extend(sub[1:])
             return out
     # One unbroken word longer than the limit (a URL, base64): cut it.
     return [(text[i : i + limit], "") for i in range(0, len(text), limit)]

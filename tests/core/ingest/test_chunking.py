@@ -181,6 +181,13 @@ def test_a_long_list_is_never_cut_inside_the_code_an_item_holds() -> None:
     assert len(chunks) > 2
     for c in chunks:
         assert fences(c.content) % 2 == 0, c.content
+    # Code longer than a chunk is cut between its lines, never run together on one line.
+    long_code = "\n".join(f"   option_{i} = value {i}" for i in range(70))
+    block = f"1. Create the file:\n   ```ini\n{long_code}\n   ```\n2. Run it."
+    chunks = chunk_document(doc([Section(["Steps"], [block])]), target_chars=400, max_chars=600,
+                            overlap_chars=0)
+    assert all(line.startswith("   option_") for c in chunks for line in c.content.split("\n")
+               if "option_" in line)
 
 
 def test_tiny_sections_merge_with_the_next_sibling() -> None:
