@@ -3,7 +3,8 @@
 Python-Markdown's ``attr_list`` (MkDocs), kramdown and Pandoc put attributes in braces after a
 heading, a link or an image, or on a line of their own before a block; a thematic break
 (``---``) draws a rule. A reader sees none of them as text. Material for MkDocs keeps a section
-out of its search with ``{ data-search-exclude }``: such a section stays out of answers too.
+out of its search with ``{ data-search-exclude }`` after its heading: its own blocks stay out of
+answers too (up to the next heading).
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ HEADING_ANCHOR = re.compile(rf"\s*(?:{ATTR_LIST}|\[#[\w.:-]+\])\s*$")
 INLINE_ATTRIBUTES = re.compile(rf"(?<=[)\]])[ \t]?{ATTR_LIST}")
 #: A section its author keeps out of the site's search (Material for MkDocs): out of answers too.
 SEARCH_EXCLUDED = re.compile(r"\{[^{}\n]*\bdata-search-exclude\b[^{}\n]*\}\s*$")
-#: Ends the heading of such a section, so the page reader can leave the section out.
-EXCLUDED_MARK = "\x00excluded"
 #: A thematic break (``---``, ``***``, ``_ _ _``) between blocks: a rule drawn, no text.
 THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$", re.M)
 _ATTRIBUTES_READ = re.compile(rf"(?:[)\]]|^#.*?)[ \t]?({ATTR_LIST})", re.M)
@@ -30,7 +29,7 @@ _LONE_ID = re.compile(r"\{\s*#[\w.:-]+\s*\}")
 #: A line of attributes for the next block: ``{#label}``, MyST's ``{.hide-header}``, kramdown's
 #: ``{: .note}``, ``{#intro .lead key="v"}``: markup for the site, nothing a reader sees.
 ATTRIBUTE_LINE = re.compile(
-    r"^[ \t]*\{:?[ \t]*[#.][\w.:-]+"
+    r"^[ \t]*\{:?[ \t]*(?:[#.][\w.:-]+|data-[\w-]+)"
     r"(?:[ \t]+(?:[#.][\w.:-]+|[\w-]+=(?:\"[^\"\n]*\"|'[^'\n]*'|[\w.:%-]+)))*[ \t]*\}[ \t]*$", re.M)
 
 

@@ -69,6 +69,8 @@ class SectionBuilder:
         self._path: list[str] = []
         #: The level of the part (``part``) the current section is in, if it is in one.
         self._part_level: int | None = None
+        #: Whether the current section's own blocks are left out (``leave_out``).
+        self._left_out = False
 
     def part(self, text: str) -> None:
         """A titled part of the page (a changelog entry): a heading one level below the current one.
@@ -96,6 +98,7 @@ class SectionBuilder:
         if self._part_level is not None:  # a heading inside a part is under it, whatever its level
             level = max(level, self._part_level + 1)
         self.end_section()
+        self._left_out = False
         if level == 1 and self.first_h1 is None and text:
             self.first_h1 = text
         if not self._opened and text:
@@ -138,8 +141,18 @@ class SectionBuilder:
             self._opened = True
             self.blocks.append(text)
 
+    def leave_out(self) -> None:
+        """Leave the current section's own blocks out, up to the next heading (its subsections stay).
+
+        Material for MkDocs' ``{ data-search-exclude }``: the site's search leaves the section
+        out, and answers do too.
+        """
+        self._left_out = True
+
     def end_section(self) -> None:
         self.end_paragraph()
+        if self._left_out:
+            self.blocks = []
         if self.blocks:
             path = [t for _, t in self.stack]
             if path != self._path:

@@ -5,7 +5,7 @@ lines, JSX and HTML tags (their inner text is kept), HTML and MDX comments,
 Docusaurus ``:::tip`` and MkDocs ``/// tip`` admonition markers (their titles and
 inner text are kept), attribute lists (``{ #anchor }`` after a heading, ``{ width="300" }`` after
 an image), thematic breaks, sections kept out of the site's search (``{ data-search-exclude }``,
-whole), and the lines of MkDocs' ``{* file *}`` and
+its own blocks), and the lines of MkDocs' ``{* file *}`` and
 mdBook's ``{{#include file}}`` that include a file (it is not there to read; a code block of them
 is kept, and answers leave it out with what introduces it: ``Block.is_unreadable``);
 reference links (``[text][ref]``) are written inline and their definitions left out
@@ -22,7 +22,6 @@ from typing import NamedTuple
 
 from core.ingest.attr_lists import (
     ATTRIBUTE_LINE,
-    EXCLUDED_MARK,
     HEADING_ANCHOR,
     INLINE_ATTRIBUTES,
     SEARCH_EXCLUDED,
@@ -151,8 +150,7 @@ def parse_markdown(text: str, *, indented_code: bool = True) -> MarkdownPage:
         for line in prose_lines:
             _read_line(builder, line.removeprefix(TAB_MARK))
     sections = [Section(section.headings, [_decoded(_unindented(block)) for block in section.blocks])
-                for section in builder.finish()
-                if not any(heading.endswith(EXCLUDED_MARK) for heading in section.headings)]
+                for section in builder.finish()]
     return MarkdownPage(builder.first_h1, sections, builder.opening, indented, builder.heads_page)
 
 
@@ -192,10 +190,9 @@ def _read_line(builder: SectionBuilder, line: str) -> None:
     heading = _ATX.match(line)
     if heading:
         raw = heading.group(2) or ""
-        level = len(heading.group(1))
-        # A page's title stays: the page itself is the site's to keep or leave out.
-        mark = EXCLUDED_MARK if level > 1 and SEARCH_EXCLUDED.search(raw) else ""
-        builder.heading(level, plain_text(_heading_text(raw)) + mark)
+        builder.heading(len(heading.group(1)), plain_text(_heading_text(raw)))
+        if SEARCH_EXCLUDED.search(raw):
+            builder.leave_out()
         return
     setext = _SETEXT.match(line)
     if setext and len(builder.paragraph) == 1 and builder.paragraph[0].strip():

@@ -235,6 +235,10 @@ _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _RELEASE_NOTES = re.compile(
     r"(?:[\w.-]+\s+)?(?:release\s+notes|releases|change\s*log|changes|history|news|what['\u2019]?s\s+new)",
     re.IGNORECASE)
+#: A page's title saying it is nothing but releases, with no other word: "Changelog", "Release History".
+_RELEASES_PAGE = re.compile(
+    r"(?:release\s+notes|releases|(?:release\s+|version\s+|change\s+)?history|change\s*log|changes|news"
+    r"|what['\u2019]?s\s+new)", re.IGNORECASE)
 #: A page's title naming the release it is the notes of: "What's new in Celery 5.6 (Recovery)",
 #: "Release notes for mytool 2.1", "Changes in version 3.0"; every section of it is a changelog's.
 #: "What's new in the editor" names no release.
@@ -262,8 +266,8 @@ def is_changelog(section: str) -> bool:
         return True
     notes = _RELEASE_NOTES.fullmatch(headings[0]) is not None
     # Directly under a page of releases: its opening, or short releases merged into one chunk,
-    # whose version headings became lines of its text ("Release History").
-    if notes and len(headings) == 1:
+    # whose version headings became lines of its text ("Release History"; not "Chat history").
+    if len(headings) == 1 and _RELEASES_PAGE.fullmatch(headings[0]):
         return True
     return any(_is_release(heading, named=notes) for heading in headings)
 

@@ -513,12 +513,19 @@ def test_rules_and_attribute_lists_are_markup_and_a_section_kept_from_search_lef
                     "\n\nRun `pip install x{.a}`.\n\n---\n\n"
                     "![map](a.png){ width=\"300\" } [site](https://x.dev){.ext}\n\n"
                     "## Template diffs { data-search-exclude }\n\nOld template.\n\n"
-                    "### Partials\n\nOld partial.\n\n## GET /users/{id}\n\nOne user.\n", encoding="utf-8")
+                    "### Partials\n\nOld partial.\n\n## GET /users/{id}\n\nOne user.\n\n"
+                    "{ data-search-exclude }\n", encoding="utf-8")
     doc = load_file(page, root=tmp_path)
     assert "rules-1" in doc.parser  # stored pages are read again once
     assert [(s.headings, s.blocks) for s in doc.sections] == [
         (["Install", "with pip recommended"], ["Run `pip install x{.a}`.", "![map](a.png) [site](https://x.dev)"]),
+        (["Install", "Template diffs", "Partials"], ["Old partial."]),  # as the site's search does
         (["Install", "GET /users/{id}"], ["One user."])]
+    # The first heading of a page, left out of search, still names the page.
+    page.write_text("## Diffs { data-search-exclude }\n\nOld.\n\n## Kept\n\nNew.\n", encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert [(s.headings, s.blocks) for s in doc.sections] == [(["Kept"], ["New."])]
+    assert "\x00" not in doc.title
 
 
 def test_a_title_from_the_file_name_is_cased_as_the_page_writes_it(tmp_path: Path) -> None:

@@ -257,7 +257,8 @@ def test_a_heading_naming_the_distinctive_terms_moves_up() -> None:
     ("Changes for Python 3.12 compatibility > Steps", False),
     # Right under a page of releases: short releases merged into one chunk lose their headings.
     ("Release History", True), ("Changelog", True), ("History, design and future", False),
-    ("Installation", False),
+    ("Installation", False), ("Chat history", False), ("Making changes", False),
+    ("Publishing releases", False),
 ])
 def test_a_changelog_entry_is_a_section_titled_by_a_version(section: str, changelog: bool) -> None:
     from core.retrieval.ranking import is_changelog
