@@ -26,8 +26,7 @@ SMALL_TALK: frozenset[str] = frozenset(
     """
     bot thanks thank thx ty helped help helpful fixed works worked working great awesome nice cool
     perfect amazing brilliant good morning evening night afternoon day bye goodbye later see alive
-    going doing up there ton lot much appreciate appreciated cya ttyl gtg today tonight
-    say said want wanted wanna lifesaver
+    going doing up there ton lot much appreciate appreciated cya ttyl gtg lifesaver
 """.split()
 )
 
@@ -35,6 +34,13 @@ SMALL_TALK: frozenset[str] = frozenset(
 #: A short message thanking, asking nothing and naming nothing the docs know is an
 #: acknowledgement, whatever its other words ("thanks, you're a star").
 _THANKS: frozenset[str] = frozenset("thanks thank thx ty tysm cheers appreciate appreciated".split())
+#: A goodbye closes a chat as thanks do ("ok thats all for today, cya").
+_BYE: frozenset[str] = frozenset("bye goodbye cya ttyl gtg".split())
+#: What a thank-you or a goodbye says besides it ("just wanna say thanks", "all for today"): no topic,
+#: though the docs may use the words.
+_SIGN_OFF: frozenset[str] = frozenset("say said want wanted today tonight now week weekend".split())
+#: Words that ask, anywhere in a thank-you ("thanks! how do i ..."); "that is all" asks nothing.
+_WH: frozenset[str] = frozenset("how what why where when which who can could should".split())
 #: Question words and the verbs that open a question or a request ("can you", "show me").
 ASKING: frozenset[str] = frozenset(
     "how what why where when which who can could does do did is are should would will show tell give".split())
@@ -90,8 +96,9 @@ def _is_small_talk(words: list[str], knows: Callable[[str], bool] | None, *, ask
     # An empty lexicon knows no word, so nothing would count as naming what the docs cover. Stop
     # words do not count towards the length: "wanna" is "want to" by now.
     said = [w for w in bases if w not in STOPWORDS]
-    return (not asks and knows is not None and len(said) <= _ACK_WORDS and any(w in _THANKS for w in bases)
-            and not any(w in ASKING for w in bases) and not any(knows(w) for w in content))
+    return (not asks and knows is not None and len(said) <= _ACK_WORDS
+            and any(w in _THANKS or w in _BYE for w in bases) and not any(w in _WH for w in bases)
+            and not any(knows(w) for w in content if w not in _SIGN_OFF))
 
 
 def asks_about_thread(message: str) -> bool:

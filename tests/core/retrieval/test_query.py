@@ -211,6 +211,7 @@ def test_thanks_naming_nothing_the_docs_know_is_small_talk(message: str) -> None
     "great, now the ubuntu install fails", "is gazebo cool?", "gazebo is cool but how do i install it",
     "love how the planner works but it crashes on ubuntu", "love that it crashes", "loving this error",
     "thanks, i want to say the ubuntu install still fails", "want to install gazebo today",
+    "where does it say that?", "which one do i want?", "is it out today?",
 ])
 def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
     assert not understand(message, LEXICON).small_talk
