@@ -29,10 +29,11 @@ _NESTED = r"(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])+"
 #: ``[text][label]``, ``[text][]`` and ``![alt][label]``, inner ones first.
 _FULL = [re.compile(rf"(?P<bang>!?)\[(?P<text>{text})\]\[(?P<label>[^\[\]\n]*)\]")
          for text in (_FLAT, _NESTED)]
-#: ``[text] [label]`` or ``[text]`` over ``[label]`` on the next line: a full reference to
-#: Python-Markdown (MkDocs), when the label is defined and the text is not.
-_SPACED = re.compile(rf"(?P<bang>!?)(?<!\])\[(?P<text>{_FLAT})\][ \t]*\n?[ \t]*(?<=\s)"
-                     r"\[(?P<label>[^\[\]\n]+)\]")
+#: ``[text] [label]`` or ``[text]`` over ``[label]`` on the next line (one space or line break): a
+#: full reference to Python-Markdown (MkDocs), when the label is defined and the text is not.
+_SPACED = re.compile(rf"(?P<bang>!?)(?<!\])\[(?P<text>{_FLAT})\]\s\[(?P<label>[^\[\]\n]+)\]")
+#: A task's box (``- [x] [Changelog] updated``) or an index (``a [0] [1]``) is no link text.
+_NO_TEXT = re.compile(r"[ xX]|\d+")
 #: The label of a cross-reference a site resolves: none (``[Unions][]``), a dotted or
 #: snake_case name (``pydantic.BaseModel``), a heading's words (``handling exceptions``) or a
 #: slug (``post-job-hook``); not ``[Ctrl][C]``, ``[0][1]`` or a character class (``[a-z][a-z0-9-]``).
@@ -80,7 +81,7 @@ def inline_links(prose: str, defined: dict[str, str]) -> str:
 
     def spaced(match: re.Match[str]) -> str:
         url = defined.get(_key(back(match["label"])))
-        if url is None or _key(back(match["text"])) in defined:
+        if url is None or _key(back(match["text"])) in defined or _NO_TEXT.fullmatch(match["text"]):
             return match[0]
         return f"{match['bang']}[{match['text']}]({url})"
 

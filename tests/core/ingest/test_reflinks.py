@@ -59,6 +59,11 @@ def test_a_label_after_a_space_or_on_the_next_line_is_a_full_reference_as_mkdocs
     # Two defined labels side by side are two links; an undefined label after text changes nothing.
     assert inline_links("[docs] [api]", defined) == "[docs](d.md) [api](a.md)"
     assert inline_links("task [x] [y] done", defined) == "task [x] [y] done"
+    # A task's box or an index before a defined label, or more than one space, is no link text.
+    for prose in ("- [x] [docs] updated", "- [ ] [docs] updated", "a [0] [api]", "the [guide]   [docs] now"):
+        linked = prose.replace("[docs]", "[docs](d.md)").replace("[api]", "[api](a.md)")
+        assert inline_links(prose, defined) == linked
+    assert inline_links("[a]" + " " * 40_000 + "x", {"b": "u"}).endswith("x")  # one pass over the spaces
 
 
 def test_a_code_span_may_be_the_label_and_a_nul_is_no_marker() -> None:
