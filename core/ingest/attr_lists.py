@@ -17,9 +17,10 @@ ATTR = r"(?:[#.][\w.:-]+|[\w-]+=(?:\"[^\"\n]*\"|'[^'\n]*'|[\w.:%-]+)|data-[\w-]+
 ATTR_LIST = rf"\{{:?[ \t]*{ATTR}(?:[ \t]+{ATTR})*[ \t]*\}}"
 #: A heading's own attributes: ``{#install}`` (MkDocs, Docusaurus), ``{ #id data-toc-label="Pip" }``,
 #: ``[#install]`` (Nextra 4).
-HEADING_ANCHOR = re.compile(rf"\s*(?:{ATTR_LIST}|\[#[\w.:-]+\])\s*$")
-#: Attributes after a link or an image (``![map](a.png){ width="300" }``): markup, nothing shown.
-INLINE_ATTRIBUTES = re.compile(rf"(?<=[)\]])[ \t]?{ATTR_LIST}")
+HEADING_ANCHOR = re.compile(rf"(?<!\s)\s*+(?:{ATTR_LIST}|\[#[\w.:-]+\])\s*$")
+#: Attributes after a link or an image (``![map](a.png){ width="300" }``): markup, nothing shown. A
+#: bracketed span's (``[text]{.smallcaps}``) are left alone.
+INLINE_ATTRIBUTES = re.compile(rf"(?<=\))[ \t]?{ATTR_LIST}")
 #: A section its author keeps out of the site's search (Material for MkDocs): out of answers too.
 SEARCH_EXCLUDED = re.compile(r"\{[^{}\n]*\bdata-search-exclude\b[^{}\n]*\}\s*$")
 #: A thematic break (``---``, ``***``, ``_ _ _``) between blocks: a rule drawn, no text.

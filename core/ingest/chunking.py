@@ -36,7 +36,7 @@ SECTION_SEPARATOR = " > "
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 #: A fence line anywhere in a block, indented under a list item: its marker, then the rest.
-_NESTED_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+_NESTED_FENCE = re.compile(r"^[ \t]*(`{3,}(?=[^`]*$)|~{3,})(.*)$")  # a backtick fence's info has no backtick
 _SENTENCE_END = re.compile(r"(?<=[.!?…:;])\s+(?=\S)")
 _PARAGRAPH = "\n\n"
 #: Prose this many times the target with no sentence end is split into runs of words, not words.

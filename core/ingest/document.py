@@ -179,6 +179,11 @@ def fenced(code: str, language: str = "") -> str:
 _BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|`{3,}|~{3,}|\||#|>)")
 
 
+def starts_block(line: str) -> bool:
+    """Whether ``line`` starts a list, code, table, quote or heading: a label goes on the line before it."""
+    return _BLOCK_START.match(line) is not None
+
+
 def with_lead(lead: str, text: list[str]) -> list[str]:
     """``lead`` before the first paragraph of ``text`` (on its own line before a list or code).
 
@@ -188,7 +193,7 @@ def with_lead(lead: str, text: list[str]) -> list[str]:
         return [lead] if lead and not lead.endswith(":") else []
     if not lead:
         return text
-    if lead.endswith(":") and not _BLOCK_START.match(text[0]):
+    if lead.endswith(":") and not starts_block(text[0]):
         return [f"{lead} {text[0].lstrip()}", *text[1:]]
     return [lead, "", *text]
 

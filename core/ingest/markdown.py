@@ -55,7 +55,7 @@ from core.ingest.mdx import without_comments, without_exports
 from core.ingest.reflinks import definitions, has_full_reference, inline_links
 from core.ingest.spans import outside_code_spans
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")  # the text's trailing blanks are stripped
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _NEXTRA_ID = re.compile(r"^ {0,3}#{1,6}[ \t].*\[#[\w.:-]+\][ \t]*$", re.M)
 #: rehype-pretty-code's language ending a code span (``search: false{:js}``): markup, not code.
@@ -189,7 +189,7 @@ def _read_line(builder: SectionBuilder, line: str) -> None:
         return
     heading = _ATX.match(line)
     if heading:
-        raw = heading.group(2) or ""
+        raw = (heading.group(2) or "").rstrip()
         builder.heading(len(heading.group(1)), plain_text(_heading_text(raw)))
         if SEARCH_EXCLUDED.search(raw):
             builder.leave_out()
@@ -199,7 +199,8 @@ def _read_line(builder: SectionBuilder, line: str) -> None:
         title = builder.paragraph.pop()
         builder.heading(1 if setext.group(1)[0] == "=" else 2, plain_text(_heading_text(title)))
         return
-    if THEMATIC_BREAK.match(line) and not builder.paragraph:
+    if THEMATIC_BREAK.match(line):  # after a paragraph too ("text" over "***"); "---" there is setext
+        builder.end_paragraph()
         return
     if line.strip():
         builder.paragraph.append(line.rstrip())
@@ -488,7 +489,7 @@ def _brace_pairs(text: str) -> dict[int, int]:
 
 def _heading_text(raw: str) -> str:
     raw = HEADING_ANCHOR.sub("", raw)
-    raw = re.sub(r"[ \t]+#+[ \t]*$", "", raw)  # closing hashes: "## Title ##"
+    raw = re.sub(r"(?<![ \t])[ \t]++#+$", "", raw.rstrip())  # closing hashes: "## Title ##"
     raw = _LINK.sub(r"\1", raw)
     raw = raw.replace("**", "").replace("__", "").replace("`", "")
     return " ".join(raw.split())

@@ -20,7 +20,7 @@ import textwrap
 from docutils import nodes
 from docutils.core import publish_doctree
 
-from core.ingest.document import Section, SectionBuilder, fenced
+from core.ingest.document import Section, SectionBuilder, fenced, starts_block
 from core.ingest.sphinx import register
 from core.ingest.sphinx_markup import LITERAL_ROLES, role_shown, shown_text
 from core.ingest.text import parse_plain_text
@@ -165,7 +165,7 @@ def _extension_example(node: nodes.system_message) -> str:
 
 _DIRECTIVE_HEAD_RE = re.compile(r"^\.\.[ \t]+(?P<name>[\w:+.-]+)::[ \t]*(?P<argument>.*)$")
 _OPTION_RE = re.compile(r"^:(?P<key>[\w-]+):(?:[ \t]+(?P<value>.*))?$")
-_WORD_RE = re.compile(r"[A-Za-z][\w'-]*")
+_WORD_RE = re.compile(r"[^\W\d_][\w'-]*")
 #: A sentence ends in a stop, maybe inside a bracket or quotes.
 _STOP_RE = re.compile(r"[.!?:][)\"']?$")
 #: A sentence of a body has at least this many words ("Name of the environment used to ...").
@@ -197,14 +197,19 @@ def _extension_entry(node: nodes.system_message) -> tuple[str, nodes.document] |
     rest = textwrap.dedent("\n".join(lines[1:])).split("\n")
     options: list[tuple[str, str]] = []
     while rest and (option := _OPTION_RE.match(rest[0])):
-        options.append((option["key"], (option["value"] or "").strip()))
         rest.pop(0)
+        value = [option["value"] or ""]
+        while rest and rest[0][:1] in (" ", "\t") and rest[0].strip():  # a value going on indented
+            value.append(rest.pop(0))
+        options.append((option["key"], _as_shown(" ".join(" ".join(value).split()))))
     body = publish_doctree("\n".join(rest), settings_overrides={**_SETTINGS, "warning_stream": io.StringIO()})
-    if not any(_is_sentence(" ".join(p.astext().split())) for p in body.findall(nodes.paragraph)):
+    said = (p for p in body.findall(nodes.paragraph)
+            if not any(isinstance(up, nodes.system_message) for up in _ancestors(p)))
+    if not any(_is_sentence(" ".join(p.astext().split())) for p in said):
         return None
     # ".. http:get:: /users/{id}": the directive names what its argument is.
-    name = (f"{head['name']} {head['argument'].strip()}" if head["argument"].strip()
-            else options.pop(0)[1] if options else "")
+    argument = _as_shown(head["argument"].strip())
+    name = f"{head['name']} {argument}" if argument else options.pop(0)[1] if options else ""
     details = "; ".join(f"{re.sub('[_-]', ' ', key)}: {value}" for key, value in options if value)
     lead = " - ".join(part for part in (f"`{name}`" if name else "", details) if part)
     return lead, body
@@ -226,9 +231,22 @@ def _malformed_table(node: nodes.system_message) -> str:
     source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
     if not message.startswith("Malformed table") or not source.strip():
         return ""
-    shown = _WRITTEN_MARKUP_RE.sub(lambda m: m["literal"] or (
-        m["role"] if m["name"].split(":")[-1] in LITERAL_ROLES else role_shown(m["name"], m["role"])), source)
-    return fenced(shown.strip("\n"), "text")
+    return fenced(_as_shown(source).strip("\n"), "text")
+
+
+def _as_shown(text: str) -> str:
+    """``text`` with its literals and roles as written (````x````, ``:role:`x```) as the text they show."""
+    return _WRITTEN_MARKUP_RE.sub(lambda m: m["literal"] or (
+        m["role"] if m["name"].split(":")[-1] in LITERAL_ROLES else role_shown(m["name"], m["role"])), text)
+
+
+def _ancestors(node: nodes.Node) -> list[nodes.Node]:
+    """The nodes ``node`` sits in, nearest first."""
+    found = []
+    while node.parent is not None:
+        node = node.parent
+        found.append(node)
+    return found
 
 
 def _is_python(text: str) -> bool:
@@ -319,8 +337,8 @@ def _nested_lines(node: nodes.Node, indent: str) -> list[str]:
         title = _admonition_title(node)
         body = [child for child in node.children if not isinstance(child, nodes.title)]
         lines = [line for child in body for line in _nested_lines(child, indent)]
-        if title and lines and lines[0].lstrip().startswith(("```", "~~~")):
-            lines.insert(0, f"{indent}{title}:")  # a fence opens its own line ("TOML:" over its code)
+        if title and lines and starts_block(lines[0].lstrip()):
+            lines.insert(0, f"{indent}{title}:")  # code or a list opens its own line ("TOML:" over its code)
         elif title and lines:
             lines[0] = f"{indent}{title}: {lines[0].lstrip()}"
         return lines

@@ -528,6 +528,14 @@ def test_rules_and_attribute_lists_are_markup_and_a_section_kept_from_search_lef
     assert "\x00" not in doc.title
 
 
+def test_rules_after_a_paragraph_spans_and_long_headings_read_as_commonmark_does() -> None:
+    # Blanks inside a heading are read once each: a run of 100,000 of them took minutes.
+    page = parse_markdown("# T\n\nText.\n***\n\n[small caps]{.smallcaps} stay.\n\n"
+                          "## a" + " " * 100_000 + "b ##\n\nx\n")
+    assert [(s.headings, s.blocks) for s in page.sections] == [
+        (["T"], ["Text.", "[small caps]{.smallcaps} stay."]), (["T", "a b"], ["x"])]
+
+
 def test_a_title_from_the_file_name_is_cased_as_the_page_writes_it(tmp_path: Path) -> None:
     page = "By default SSL certificates are verified; ssl errors name the SSL host.\n"
     (tmp_path / "ssl.md").write_text(page, encoding="utf-8")

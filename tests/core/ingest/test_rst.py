@@ -195,6 +195,16 @@ def test_a_projects_own_directive_writing_prose_keeps_its_name_options_and_body(
         "`http:get /users/(int:id)`", "Returns the user with every field the page describes."]
 
 
+def test_an_unknown_directive_s_lead_shows_its_markup_as_text_and_a_nested_diagram_stays_out() -> None:
+    page = (".. conf:: ``timeout``\n   :keys: a,\n      b\n   :type: :class:`int`\n\n"
+            "   How long to wait before the run gives up.\n")
+    assert parse_rst(page)[1][0].blocks == ["`conf timeout` - keys: a, b; type: int",
+                                            "How long to wait before the run gives up."]
+    # docutils' own message about the inner one is no sentence of the page.
+    assert parse_rst("Before.\n\n.. outer:: x\n\n   .. uml::\n\n      A -> B\n\nAfter.\n")[1][0].blocks == [
+        "Before.", "After."]
+
+
 def test_an_unknown_directive_is_read_in_linear_time_and_a_refused_known_one_stays_out() -> None:
     # Forty hyphenated names with no full stop: a backtracking sentence pattern took hours.
     hooks = ", ".join(f"pre-hook-{i}-name" for i in range(40))
@@ -210,6 +220,8 @@ def test_a_titled_note_in_a_list_item_opening_with_code_puts_its_title_on_its_ow
             "        [testenv]\n        x = 1\n")
     _, sections = parse_rst(page)
     assert sections[0].blocks == ["- Set it:\n  INI:\n  ```ini\n  [testenv]\n  x = 1\n  ```"]
+    listed = parse_rst("- Set it:\n\n  .. admonition:: Steps\n\n     - first item\n     - second\n")[1]
+    assert listed[0].blocks == ["- Set it:\n  Steps:\n  - first item\n  - second"]
 
 
 def test_include_and_raw_never_read_or_pass_anything(tmp_path: Path) -> None:

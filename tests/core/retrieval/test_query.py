@@ -212,6 +212,7 @@ def test_thanks_naming_nothing_the_docs_know_is_small_talk(message: str) -> None
     "love how the planner works but it crashes on ubuntu", "love that it crashes", "loving this error",
     "thanks, i want to say the ubuntu install still fails", "want to install gazebo today",
     "where does it say that?", "which one do i want?", "is it out today?",
+    "thanks, that fixed it but now i want to run it on two machines at once with different settings please",
 ])
 def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
     assert not understand(message, LEXICON).small_talk
