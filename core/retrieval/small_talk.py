@@ -45,7 +45,7 @@ _WH: frozenset[str] = frozenset("how what why where when which who can could sho
 ASKING: frozenset[str] = frozenset(
     "how what why where when which who can could does do did is are should would will show tell give".split())
 #: With more words than this (stop words aside), a message with thanks in it may well carry a request.
-_ACK_WORDS = 8
+_ACK_WORDS = 7
 #: A message of only common words this short is small talk ("how are you", "got it"), unless it
 #: asks what a phrase is (``_asks_what``).
 _SHORT_CHAT = 4
