@@ -302,22 +302,3 @@ def test_a_passage_repeated_on_a_print_all_page_is_kept_once_from_its_own_page()
     assert without_repeats([gathered, longer]) == [gathered, longer]
     short = [cand("a", "See also: the guide.", 3), cand("b", "See also: the guide.", 0)]
     assert without_repeats(short) == short
-
-
-def test_the_most_relevant_candidate_takes_the_last_place_when_it_beats_every_kept_one() -> None:
-    from core.retrieval.ranking import with_most_relevant
-
-    def cand(cid: str) -> Fused:
-        return Fused(chunk_id=cid, fused=0.5, dense=None, sparse=None, payload={})
-
-    head = [cand(c) for c in ("a", "b", "c", "settings")]
-    relevances = {"a": 0.5, "b": 0.45, "c": 0.3, "settings": 0.57}
-    kept = [(head[0], 0.5), (head[1], 0.45), (head[2], 0.3)]
-    def ids(top_k: int) -> list[str]:
-        return [f.chunk_id for f, _ in with_most_relevant(kept, head, relevances, top_k=top_k)]
-
-    assert ids(3) == ["a", "b", "settings"] and ids(5) == ["a", "b", "c", "settings"]
-    # Not more relevant than every kept chunk, or kept already: nothing changes.
-    relevances["settings"] = 0.5
-    assert with_most_relevant(kept, head, relevances, top_k=3) == kept
-    assert with_most_relevant([], head, relevances, top_k=3) == []
