@@ -414,26 +414,6 @@ def select(
     return kept
 
 
-def with_most_relevant(
-    kept: Sequence[tuple[Fused, float]], fused: Sequence[Fused], relevances: Mapping[str, float], *,
-    top_k: int,
-) -> list[tuple[Fused, float]]:
-    """``kept`` with the head's most relevant candidate, when it is more relevant than all of them.
-
-    The fused order keeps what both retrievers found early; a section holding more of the
-    question's words, with a meaning that agrees, can still sit just below the cut ("how do i turn
-    on the built in blog": the blog plugin's settings, relevance 0.57, behind pages whose
-    headings say "Built-in"). It takes the last place.
-    """
-    if not kept:
-        return list(kept)
-    best = max(fused, key=lambda f: relevances.get(f.chunk_id, 0.0))
-    best_relevance = relevances.get(best.chunk_id, 0.0)
-    if best_relevance <= max(rel for _, rel in kept) or any(f.chunk_id == best.chunk_id for f, _ in kept):
-        return list(kept)
-    return [*kept[: top_k - 1], (best, best_relevance)]
-
-
 def best_threshold(
     in_scope: Sequence[float], out_of_scope: Sequence[float]
 ) -> tuple[float, float]:

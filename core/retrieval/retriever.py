@@ -41,7 +41,6 @@ from core.retrieval.ranking import (
     relevance,
     select,
     title_boost,
-    with_most_relevant,
     without_changelog,
     without_repeats,
 )
@@ -336,10 +335,7 @@ class HybridRetriever:
         head = without_changelog(head, text, kept, threshold=floor)
         # Each chunk keeps its own relevance as its score, whatever let it through. A passage kept
         # twice is shown once; no other takes its place (the answer reads what was chosen).
-        chosen = select(head, kept, top_k=top_k, threshold=floor)
-        if threshold > 0:
-            chosen = with_most_relevant(chosen, head, kept, top_k=top_k)
-        selected = without_repeats([f for f, _ in chosen])
+        selected = without_repeats([f for f, _ in select(head, kept, top_k=top_k, threshold=floor)])
         picked = [(f, rels[f.chunk_id]) for f in selected]
         floor = min([floor, *(rel for _, rel in picked)])  # every kept chunk reaches what is reported
         algorithm = algorithm_name(self.dense_weight if hits.sparse else 1.0, self.normalisation)
