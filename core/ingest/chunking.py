@@ -21,6 +21,7 @@ import re
 import uuid
 from dataclasses import dataclass
 
+from core.ingest.fences import Fences
 from core.ingest.loaders import LoadedDocument, Section
 from core.ingest.markdown import DELIMITER_ROW_RE
 from core.models import MAX_TEXT_LENGTH, DocumentChunk
@@ -36,7 +37,6 @@ SECTION_SEPARATOR = " > "
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 #: A fence line anywhere in a block, indented under a list item: its marker, then the rest.
-_NESTED_FENCE = re.compile(r"^[ \t]*(`{3,}(?=[^`]*$)|~{3,})(.*)$")  # a backtick fence's info has no backtick
 _SENTENCE_END = re.compile(r"(?<=[.!?…:;])\s+(?=\S)")
 _PARAGRAPH = "\n\n"
 #: Prose this many times the target with no sentence end is split into runs of words, not words.
@@ -300,16 +300,14 @@ def _lines(text: str) -> list[str]:
     """``text``'s lines, an indented fenced block's kept as one: a list item's code cut in two
     leaves a chunk ending in an open fence and the next one starting with unfenced code."""
     parts: list[str] = []
-    fence = ""
+    fences = Fences()
     for line in text.split("\n"):
-        mark = _NESTED_FENCE.match(line)
-        if fence:
+        inside = fences.fence is not None  # the block was open before this line (its closing one too)
+        fences.code(line)
+        if inside:
             parts[-1] += "\n" + line
-            if mark and mark[1][0] == fence[0] and len(mark[1]) >= len(fence) and not mark[2].strip():
-                fence = ""
-            continue
-        parts.append(line)
-        fence = mark[1] if mark else ""
+        else:
+            parts.append(line)
     return parts
 
 

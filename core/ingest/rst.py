@@ -203,9 +203,11 @@ def _extension_entry(node: nodes.system_message) -> tuple[str, nodes.document] |
             value.append(rest.pop(0))
         options.append((option["key"], _as_shown(" ".join(" ".join(value).split()))))
     body = publish_doctree("\n".join(rest), settings_overrides={**_SETTINGS, "warning_stream": io.StringIO()})
-    said = (p for p in body.findall(nodes.paragraph)
-            if not any(isinstance(up, nodes.system_message) for up in _ancestors(p)))
-    if not any(_is_sentence(" ".join(p.astext().split())) for p in said):
+    # docutils' own messages (about a directive inside) are no sentence of the page.
+    messages = {id(p) for message in body.findall(nodes.system_message)
+                for p in message.findall(nodes.paragraph)}
+    if not any(_is_sentence(" ".join(p.astext().split())) for p in body.findall(nodes.paragraph)
+               if id(p) not in messages):
         return None
     # ".. http:get:: /users/{id}": the directive names what its argument is.
     argument = _as_shown(head["argument"].strip())
@@ -239,14 +241,6 @@ def _as_shown(text: str) -> str:
     return _WRITTEN_MARKUP_RE.sub(lambda m: m["literal"] or (
         m["role"] if m["name"].split(":")[-1] in LITERAL_ROLES else role_shown(m["name"], m["role"])), text)
 
-
-def _ancestors(node: nodes.Node) -> list[nodes.Node]:
-    """The nodes ``node`` sits in, nearest first."""
-    found = []
-    while node.parent is not None:
-        node = node.parent
-        found.append(node)
-    return found
 
 
 def _is_python(text: str) -> bool:
