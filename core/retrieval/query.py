@@ -29,7 +29,7 @@ from rapidfuzz.distance import OSA
 
 from core.retrieval.chat_words import CHAT_FORMS, SHORTHAND
 from core.retrieval.lexicon import JOINED_VERSION_RE, SPACED_VERSION_RE, Lexicon
-from core.retrieval.small_talk import FILLER, is_small_talk
+from core.retrieval.small_talk import FILLER, is_small_talk, without_acknowledgement
 from core.retrieval.terms import STOPWORDS, content_terms, quote_spans, tokens
 
 if TYPE_CHECKING:
@@ -286,7 +286,7 @@ def understand(message: str, lexicon: Lexicon) -> QueryAnalysis:
     knows = None if lexicon.empty else partial(_names_docs, lexicon=lexicon)
     if is_small_talk(cleaned, knows=knows):
         return QueryAnalysis(text="", small_talk=True)
-    text, corrections = _clean_words(docs_versions(normalised, lexicon), lexicon)
+    text, corrections = _clean_words(docs_versions(without_acknowledgement(normalised), lexicon), lexicon)
     text = docs_compounds(text, lexicon, typed=normalised)
     return QueryAnalysis(text=_restore(text, quoted), corrections=corrections)
 

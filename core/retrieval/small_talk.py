@@ -26,7 +26,8 @@ SMALL_TALK: frozenset[str] = frozenset(
     """
     bot thanks thank thx ty helped help helpful fixed works worked working great awesome nice cool
     perfect amazing brilliant good morning evening night afternoon day bye goodbye later see alive
-    going doing up there ton lot much appreciate appreciated cya ttyl gtg lifesaver
+    going doing up there ton lot much appreciate appreciated cya ttyl gtg lifesaver happy weekend holidays
+    monday tuesday wednesday thursday friday saturday sunday congrats congratulations everyone everybody all
 """.split()
 )
 
@@ -126,3 +127,20 @@ def is_small_talk(message: str, *, knows: Callable[[str], bool] | None) -> bool:
             collection's vocabulary is unknown yet (nothing then counts as naming the docs).
     """
     return _PRESENCE.match(message) is not None or _is_small_talk(tokens(message), knows, asks="?" in message)
+
+
+#: An acknowledgement opening a message that goes on to ask ("cool. and on my mac?", "great, how do
+#: i mute ..."): a reply to the last answer, not part of the question. Only before a stop, comma,
+#: colon, dash or "!", so a topic word ("nice" in "nice output for lists?") stays.
+_ACKNOWLEDGING = (r"(?:ok(?:ay)?|cool|nice|great|perfect|awesome|sweet|neat|thanks|thank\s+you|thx|ty|got\s+it|"
+                  r"makes\s+sense|gotcha|alright|ah|oh|yeah|yep)")
+_ACK_LEAD = re.compile(
+    rf"^\W*(?:{_ACKNOWLEDGING}(?:[\s,]+{_ACKNOWLEDGING})*\s*[.,;:!\u2013\u2014-]+\s*)+(?=\w)",
+    re.IGNORECASE,
+)
+
+
+def without_acknowledgement(message: str) -> str:
+    """``message`` without the acknowledgement it opens with, when a question follows it."""
+    return _ACK_LEAD.sub("", message, count=1)
+

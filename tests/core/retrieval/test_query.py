@@ -185,6 +185,8 @@ def test_filler_is_left_out_and_typos_fixed() -> None:
     "lol this framework is so cool", "hey thanks a lot uv is awesome", "gazebo's amazing!",
     "the docs are really great", "ok cool thats all for today, cya 👋",
     "hi! just wanna say thanks for this bot, its been a lifesaver",
+    # Well-wishing.
+    "hey everyone 👋 happy friday", "happy holidays all!", "congrats everyone!",
 ])
 def test_small_talk_is_recognised(message: str) -> None:
     assert understand(message, LEXICON).small_talk
@@ -216,6 +218,17 @@ def test_thanks_naming_nothing_the_docs_know_is_small_talk(message: str) -> None
 ])
 def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
     assert not understand(message, LEXICON).small_talk
+
+
+@pytest.mark.parametrize(("message", "searched"), [
+    ("ok cool. and on my mac?", "and on my mac?"), ("great, how do i pause it?", "how do i pause it?"),
+    ("Thanks! Got it — and the ubuntu install?", "and the ubuntu install?"),
+    # A topic word, or an acknowledgement that is all there is, stays.
+    ("nice output for the planner?", "nice output for the planner?"),
+])
+def test_an_acknowledgement_opening_a_question_is_not_searched(message: str, searched: str) -> None:
+    # "cool" would count as a word of the follow-up's own that the passages found must hold.
+    assert understand(message, LEXICON).text == searched
 
 
 def test_mentions_only_leave_nothing_to_search() -> None:
