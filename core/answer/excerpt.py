@@ -290,25 +290,31 @@ def _assemble(passages: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChun
     """Render the passages best first, each cited once, an entry's name over the first from its section."""
     # A heading's words alone ("Expected Output") answer nothing; nor does a picture chat cannot show.
     texts: list[str] = []
-    named: set[tuple[str, str]] = set()
+    named: set[tuple[str, str, str | None]] = set()
     for p in _reading_order(passages, chunks):
         chunk = chunks[p[0].chunk]
         text = "" if all(u.block.is_label for u in p) else _render(p, f"[{p[0].chunk + 1}]", focus,
                                                                     page_url=chunk.url)
-        name = entry_name(chunk.section)
-        if text and name and name.lower() not in text.lower() and (chunk.url, chunk.section) not in named:
+        # A small section merged into its chunk keeps its heading as a label line ("nodeLinker").
+        name = entry_name(chunk.section) or entry_name(p[0].part)
+        entry = (chunk.url, chunk.section, name)
+        if text and name and name.lower() not in text.lower() and entry not in named:
             text = f"**`{name}`**\n\n{text}"  # "If set to `true`, ..." says nothing without its setting
         if text:
-            named.add((chunk.url, chunk.section))
+            named.add(entry)
             texts.append(text)
     return texts
 
 
 #: A reference entry's heading: a setting, option, variable or API name ("virtualenvs.in-project",
-#: "--no-root", "max_connections", "DEPTH_LIMIT"), not words ("Built-in types", "step-by-step"),
-#: a product ("Node.js"), a version ("v1.2.3") or an abbreviation ("i.e.").
-_ENTRY_NAME = re.compile(r"`?(?:--?[a-z][\w-]*(?:=[\w-]+)?|[a-z][\w-]*(?:[._][\w-]+)*[._][A-Za-z_][\w-]*"
-                         r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`?")
+#: "--no-root", "-L, --latest", "--reporter=<name>", "max_connections", "DEPTH_LIMIT", "nodeLinker"),
+#: not words ("Built-in types", "step-by-step"), a product ("Node.js", "JavaScript"), a version
+#: ("v1.2.3") or an abbreviation ("i.e.").
+_OPTION = r"--?[a-zA-Z][\w-]*(?:=[\w-]+|[= ]?<[\w-]{1,30}\\?>)?"
+_ENTRY_NAME = re.compile(rf"`?(?:{_OPTION}(?:,\s*{_OPTION})*|[a-z][\w-]*(?:[._][\w-]+)*[._][A-Za-z_][\w-]*"
+                         r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+)`?")
+#: A Markdown backslash escape of punctuation.
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 #: Shorter names are abbreviations ("e.g", "i.e").
 _ENTRY_MIN_CHARS = 5
 
@@ -316,7 +322,7 @@ _ENTRY_MIN_CHARS = 5
 def entry_name(section: str) -> str | None:
     """The name a section's last heading gives a reference entry, without backticks; else None."""
     last = section.rsplit(" > ", 1)[-1].strip()
-    name = last.strip("`")
+    name = _ESCAPED.sub(r"\1", last.strip("`"))  # a heading's "<name\\>" reads "<name>"
     return name if _ENTRY_MIN_CHARS <= len(name) <= 60 and _ENTRY_NAME.fullmatch(last) else None
 
 

@@ -1071,7 +1071,11 @@ def test_a_tab_named_like_a_runtime_is_a_tab() -> None:
     ("Settings > `tool.uv.sources`", "tool.uv.sources"), ("Settings > DEPTH_LIMIT", "DEPTH_LIMIT"),
     ("Types > Built-in types", None), ("Hooks > pre-commit", None), ("Release notes > 0.23.0", None),
     ("Guide > Getting started", None), ("Guide > step-by-step", None), ("Runtimes > Node.js", None),
-    ("Versions > v1.2.3", None), ("Notes > i.e", None),
+    ("Versions > v1.2.3", None), ("Notes > i.e", None), ("Settings > nodeLinker", "nodeLinker"),
+    ("Settings > virtualStoreDirMaxLength", "virtualStoreDirMaxLength"), ("Options > --latest, -L", "--latest, -L"),
+    ("Options > -r, --recursive", "-r, --recursive"), ("Options > --reporter=<name>", "--reporter=<name>"),
+    ("Options > --filter <package_selector\\>", "--filter <package_selector>"),
+    ("Languages > JavaScript", None), ("Platforms > macOS", None), ("Guide > Use cases", None),
 ])
 def test_a_reference_entry_is_named_by_its_heading(section: str, name: str | None) -> None:
     from core.answer.excerpt import entry_name
@@ -1132,3 +1136,20 @@ def test_code_after_the_list_a_lead_in_introduced_comes_with_it() -> None:
     result = ExtractiveGenerator().answer(request("quickest way to spin up the proxy with compose", [page]))
     assert "This configuration:" in result.text and "image: proxy:3" in result.text
     assert "Other things" not in result.text
+
+
+
+def test_an_entry_merged_into_its_chunk_is_led_by_its_label() -> None:
+    # Small sections merged into one chunk keep their headings as label lines; a passage quoted
+    # from under one, too far below it to reach it, is led by the name.
+    reasons = "".join(f"  {n}. A reason to use this setting, number {n}, explained at some length.\n" for n in range(1, 6))
+    merged = RetrievedChunk(
+        chunk_id="c1", url="https://docs.example/settings", title="Settings", section="Settings",
+        content=("storeDir\n\nThe location where all the packages are saved on the disk.\n\n"
+                 "nodeLinker\n\nDefault: isolated\n\nDefines what linker should be used for installing "
+                 "Node packages.\n\n* isolated - dependencies are symlinked from a virtual store.\n"
+                 f"* hoisted - a flat node_modules without symlinks is created, as npm does.\n{reasons}"
+                 "* pnp - no node_modules at all."),
+        score=0.8, chunk_index=0, source_document="settings.md")
+    text = "".join(choose_excerpts("can i get a flat node_modules without symlinks like npm?", [merged]))
+    assert text.startswith("**`nodeLinker`**\n\n* hoisted")
