@@ -13,8 +13,10 @@ from typing import TextIO
 
 from bots.chat.notices import answer_text, notice_for
 from bots.chat.sources import cited_and_related
+from bots.chat.text import unescaped
 from core.answer.citations import source_label
 from core.errors import InputError
+from core.ingest.spans import outside_code_spans
 from core.models import AgentResponse
 
 _MD_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s)]+)\)")
@@ -23,7 +25,7 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 def markdown_to_plain(text: str) -> str:
-    """Quoted Markdown as plain terminal text: links as ``text (url)``, no bold marks, code indented."""
+    """Quoted Markdown as plain terminal text: links as ``text (url)``, no bold marks or escapes, code indented."""
     out: list[str] = []
     in_code = False
     for line in text.split("\n"):
@@ -33,7 +35,7 @@ def markdown_to_plain(text: str) -> str:
         if in_code:
             out.append(f"    {line}")
             continue
-        out.append(_MD_BOLD.sub(r"\1", _MD_LINK.sub(r"\1 (\2)", line)))
+        out.append(outside_code_spans(_MD_BOLD.sub(r"\1", _MD_LINK.sub(r"\1 (\2)", line)), unescaped))
     return "\n".join(out)
 
 

@@ -76,8 +76,8 @@ def markdown_to_mrkdwn(escaped: str) -> str:
 
 #: A list item's marker; Slack shows "* " and "- " as typed (a rule, "* * *", is no item).
 _BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)[*+-](?=[ \t]+\S)(?![ \t]*(?:[*+-][ \t]*)+$)")
-#: ``*italics*``, not ``**bold**`` nor ``2 * 3 * 4``.
-_MD_ITALIC_RE = re.compile(r"(?<![*\w])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![*\w])")
+#: ``*italics*``, not ``**bold**``, ``\\*stars\\*`` nor ``2 * 3 * 4``.
+_MD_ITALIC_RE = re.compile(r"(?<![*\w\\])\*(?=[^\s*])([^*\n]*?[^\s*\\])\*(?![*\w])")
 
 
 #: Stands for a bold marker while italics are rewritten (a private-use character, never typed).
@@ -107,9 +107,14 @@ def _emphasis_and_fences(text: str) -> str:
         line = _BULLET_RE.sub(lambda m: f"{m['indent']}\u2022", line)
         # Bold may wrap code ("**`--frozen`**"); italics are read outside code only.
         line = _MD_BOLD_RE.sub(rf"{_BOLD}\1{_BOLD}", line)
-        line = outside_code_spans(line, lambda prose: _MD_ITALIC_RE.sub(r"_\1_", prose))
+        line = outside_code_spans(line, _prose_as_slack)
         lines[k] = line.replace(_BOLD, "*")
     return "\n".join(lines)
+
+
+def _prose_as_slack(prose: str) -> str:
+    """Prose outside code with ``*italics*`` as Slack's ``_italics_``, escapes read but of Slack's markup."""
+    return text_rules.unescaped(_MD_ITALIC_RE.sub(r"_\1_", prose), keep="*_~`")
 
 
 _ITEM_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<number>\d{1,9})(?P<mark>[.)])(?=[ \t])")

@@ -47,6 +47,19 @@ def test_the_terminal_prints_plain_text() -> None:
     assert markdown_to_plain(text) == plain
 
 
+def test_markdown_escapes_are_read_outside_code() -> None:
+    """Docs escape what Markdown would read as markup ("<name\\>"): only Discord reads escapes.
+
+    Slack has no escapes: one of its own markup characters keeps the backslash, or "*not*" would be bold.
+    """
+    from bots.terminal import markdown_to_plain
+
+    quoted = "Use `--filter <package_selector\\>` or --filter <name\\>, \\*not\\* bold, a\\_b; `\\n` stays."
+    assert markdown_to_plain(quoted) == "Use `--filter <package_selector\\>` or --filter <name>, *not* bold, a_b; `\\n` stays."
+    assert markdown_to_mrkdwn(escape(quoted)) == (
+        "Use `--filter &lt;package_selector\\&gt;` or --filter &lt;name&gt;, \\*not\\* bold, a\\_b; `\\n` stays.")
+
+
 def test_the_terminal_sets_a_notice_apart_from_a_quoted_command() -> None:
     from bots.terminal import format_answer
     from core.models import AgentResponse, ResponseStatus, RetrievedChunk, Source
