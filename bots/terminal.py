@@ -25,7 +25,7 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 def markdown_to_plain(text: str) -> str:
-    """Quoted Markdown as plain terminal text: links as ``text (url)``, no bold marks or escapes, code indented."""
+    """Quoted Markdown as plain text: ``text (url)`` links, no bold marks or escapes, code indented."""
     out: list[str] = []
     in_code = False
     for line in text.split("\n"):

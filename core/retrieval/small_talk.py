@@ -132,8 +132,8 @@ def is_small_talk(message: str, *, knows: Callable[[str], bool] | None) -> bool:
 #: An acknowledgement opening a message that goes on to ask ("cool. and on my mac?", "great, how do
 #: i mute ..."): a reply to the last answer, not part of the question. Only before a stop, comma,
 #: colon, dash or "!", so a topic word ("nice" in "nice output for lists?") stays.
-_ACKNOWLEDGING = (r"(?:ok(?:ay)?|cool|nice|great|perfect|awesome|sweet|neat|thanks|thank\s+you|thx|ty|got\s+it|"
-                  r"makes\s+sense|gotcha|alright|ah|oh|yeah|yep)")
+_ACKNOWLEDGING = (r"(?:ok(?:ay)?|cool|nice|great|perfect|awesome|sweet|neat|thanks|thank\s+you|thx|ty"
+                  r"|got\s+it|makes\s+sense|gotcha|alright|ah|oh|yeah|yep)")
 _ACK_LEAD = re.compile(
     rf"^\W*(?:{_ACKNOWLEDGING}(?:[\s,]+{_ACKNOWLEDGING})*\s*[.,;:!\u2013\u2014-]+\s*)+(?=\w)",
     re.IGNORECASE,

@@ -54,10 +54,11 @@ def test_markdown_escapes_are_read_outside_code() -> None:
     """
     from bots.terminal import markdown_to_plain
 
-    quoted = "Use `--filter <package_selector\\>` or --filter <name\\>, \\*not\\* bold, a\\_b; `\\n` stays."
-    assert markdown_to_plain(quoted) == "Use `--filter <package_selector\\>` or --filter <name>, *not* bold, a_b; `\\n` stays."
+    quoted = "Use `--filter <selector\\>` or --filter <name\\>, \\*not\\* bold, a\\_b; `\\n` stays."
+    plain = "Use `--filter <selector\\>` or --filter <name>, *not* bold, a_b; `\\n` stays."
+    assert markdown_to_plain(quoted) == plain
     assert markdown_to_mrkdwn(escape(quoted)) == (
-        "Use `--filter &lt;package_selector\\&gt;` or --filter &lt;name&gt;, \\*not\\* bold, a\\_b; `\\n` stays.")
+        "Use `--filter &lt;selector\\&gt;` or --filter &lt;name&gt;, \\*not\\* bold, a\\_b; `\\n` stays.")
 
 
 def test_the_terminal_sets_a_notice_apart_from_a_quoted_command() -> None:

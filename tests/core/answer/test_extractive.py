@@ -1072,7 +1072,8 @@ def test_a_tab_named_like_a_runtime_is_a_tab() -> None:
     ("Types > Built-in types", None), ("Hooks > pre-commit", None), ("Release notes > 0.23.0", None),
     ("Guide > Getting started", None), ("Guide > step-by-step", None), ("Runtimes > Node.js", None),
     ("Versions > v1.2.3", None), ("Notes > i.e", None), ("Settings > nodeLinker", "nodeLinker"),
-    ("Settings > virtualStoreDirMaxLength", "virtualStoreDirMaxLength"), ("Options > --latest, -L", "--latest, -L"),
+    ("Settings > virtualStoreDirMaxLength", "virtualStoreDirMaxLength"),
+    ("Options > --latest, -L", "--latest, -L"),
     ("Options > -r, --recursive", "-r, --recursive"), ("Options > --reporter=<name>", "--reporter=<name>"),
     ("Options > --filter <package_selector\\>", "--filter <package_selector>"),
     ("Languages > JavaScript", None), ("Platforms > macOS", None), ("Guide > Use cases", None),
@@ -1142,7 +1143,7 @@ def test_code_after_the_list_a_lead_in_introduced_comes_with_it() -> None:
 def test_an_entry_merged_into_its_chunk_is_led_by_its_label() -> None:
     # Small sections merged into one chunk keep their headings as label lines; a passage quoted
     # from under one, too far below it to reach it, is led by the name.
-    reasons = "".join(f"  {n}. A reason to use this setting, number {n}, explained at some length.\n" for n in range(1, 6))
+    reasons = "".join(f"  {n}. A reason to use this setting, number {n}, at length.\n" for n in range(1, 9))
     merged = RetrievedChunk(
         chunk_id="c1", url="https://docs.example/settings", title="Settings", section="Settings",
         content=("storeDir\n\nThe location where all the packages are saved on the disk.\n\n"
