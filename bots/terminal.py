@@ -19,7 +19,7 @@ from core.errors import InputError
 from core.ingest.spans import outside_code_spans
 from core.models import AgentResponse
 
-_MD_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s)]+)\)")
+_MD_LINK = re.compile(r"(?<!\\)\[((?:\\.|[^\]\\\n])+)\]\((https?://[^\s)]+)\)")  # "\[x\](url)" is text
 _MD_BOLD = re.compile(r"\*\*([^*\n]+)\*\*")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 

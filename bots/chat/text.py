@@ -6,26 +6,12 @@ so adapters find every text rule in one place); platforms add their own escaping
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from core.answer.citations import neutralize_mentions
+from core.ingest.spans import MARKDOWN_ESCAPE
 
 __all__ = ["KeepWhole", "neutralize_mentions", "split_text", "truncate", "unescaped"]
-
-#: A Markdown backslash escape of punctuation ("<name\\>", "\\_id"): Discord reads it as Markdown
-#: does, Slack and a terminal would show the backslash.
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-
-
-def unescaped(prose: str, *, keep: str = "") -> str:
-    """``prose`` (no code in it) with Markdown's backslash escapes read: ``\\>`` is ``>``.
-
-    Args:
-        prose: text outside code.
-        keep: characters whose escape stays (a platform's own markup: Slack's ``*`` would be bold).
-    """
-    return _ESCAPE.sub(lambda m: m[0] if m[1] in keep else m[1], prose)
 
 #: Moves a cut position back so it does not fall inside markup (a Slack link, an entity).
 KeepWhole = Callable[[str, int], int]
@@ -88,3 +74,15 @@ def truncate(text: str, limit: int, *, keep_whole: KeepWhole | None = None) -> s
     if keep_whole is not None:
         cut = keep_whole(text, cut) or cut
     return text[:cut].rstrip() + "…"
+
+
+def unescaped(prose: str, *, keep: str = "") -> str:
+    """``prose`` (no code in it) with Markdown's backslash escapes read: ``\\>`` is ``>``.
+
+    Discord reads them as Markdown does; Slack and a terminal would show the backslash.
+
+    Args:
+        prose: text outside code.
+        keep: characters whose escape stays (a platform's own markup: Slack's ``*`` would be bold).
+    """
+    return MARKDOWN_ESCAPE.sub(lambda m: m[0] if m["escaped"] in keep else m["escaped"], prose)

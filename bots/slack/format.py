@@ -59,7 +59,8 @@ def _link_url(url: str) -> str:
     )
 
 
-_MD_LINK_RE = re.compile(r"\[([^\]\n]{1,200})\]\((https?://[^\s)|]+)\)")
+#: A link; ``\\[docs\\](url)`` is the text "[docs](url)".
+_MD_LINK_RE = re.compile(r"(?<!\\)\[((?:\\.|[^\]\\\n]){1,200})\]\((https?://[^\s)|]+)\)")
 _MD_BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
 
 
@@ -112,9 +113,14 @@ def _emphasis_and_fences(text: str) -> str:
     return "\n".join(lines)
 
 
+#: An escaped underscore inside a word ("MAX\\_RETRIES"): Slack reads no emphasis there.
+_WORD_UNDERSCORE = re.compile(r"(?<=\w)\\_(?=\w)")
+
+
 def _prose_as_slack(prose: str) -> str:
     """Prose outside code with ``*italics*`` as Slack's ``_italics_``, escapes read but of Slack's markup."""
-    return text_rules.unescaped(_MD_ITALIC_RE.sub(r"_\1_", prose), keep="*_~`")
+    prose = _WORD_UNDERSCORE.sub("_", _MD_ITALIC_RE.sub(r"_\1_", prose))
+    return text_rules.unescaped(prose, keep="*_~`")
 
 
 _ITEM_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<number>\d{1,9})(?P<mark>[.)])(?=[ \t])")

@@ -33,6 +33,7 @@ from core.answer.passage import EXCERPT_CHARS, grow
 from core.answer.prescription import Reading, prescription
 from core.answer.sentences import looks_like_code
 from core.answer.units import ASKING_WORD, Unit, quote_key, read_units, unit_terms
+from core.ingest.spans import MARKDOWN_ESCAPE
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
 from core.retrieval.retriever import CosineFn
@@ -295,8 +296,9 @@ def _assemble(passages: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChun
         chunk = chunks[p[0].chunk]
         text = "" if all(u.block.is_label for u in p) else _render(p, f"[{p[0].chunk + 1}]", focus,
                                                                     page_url=chunk.url)
-        # A small section merged into its chunk keeps its heading as a label line ("nodeLinker").
-        name = entry_name(chunk.section) or entry_name(p[0].part)
+        # A small section merged into a chunk keeps its heading as a label line ("nodeLinker"): the
+        # passage under one is that entry's, whatever the chunk's section names.
+        name = entry_name(p[0].part) if p[0].part else entry_name(chunk.section)
         entry = (chunk.url, chunk.section, name)
         if text and name and name.lower() not in text.lower() and entry not in named:
             text = f"**`{name}`**\n\n{text}"  # "If set to `true`, ..." says nothing without its setting
@@ -308,13 +310,15 @@ def _assemble(passages: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChun
 
 #: A reference entry's heading: a setting, option, variable or API name ("virtualenvs.in-project",
 #: "--no-root", "-L, --latest", "--reporter=<name>", "max_connections", "DEPTH_LIMIT", "nodeLinker"),
-#: not words ("Built-in types", "step-by-step"), a product ("Node.js", "JavaScript"), a version
-#: ("v1.2.3") or an abbreviation ("i.e.").
-_OPTION = r"--?[a-zA-Z][\w-]*(?:=[\w-]+|[= ]?<[\w-]{1,30}\\?>)?"
-_ENTRY_NAME = re.compile(rf"`?(?:{_OPTION}(?:,\s*{_OPTION})*|[a-z][\w-]*(?:[._][\w-]+)*[._][A-Za-z_][\w-]*"
-                         r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+)`?")
-#: A Markdown backslash escape of punctuation.
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+#: not words ("Built-in types", "step-by-step"), a product ("Node.js", "JavaScript", "iPhone"), a
+#: version ("v1.2.3") or an abbreviation ("i.e."). Possessive, and a lookahead for the dotted or
+#: snake_case name: "_" is a word character too, and the nested runs backtracked exponentially.
+_OPTION = r"--?[a-zA-Z][\w-]*+(?:=[\w-]++|[= ]?<[\w-]{1,30}>)?"
+_ENTRY_NAME = re.compile(
+    rf"{_OPTION}(?:,\s*{_OPTION})*+"
+    r"|(?=[a-z][\w.-]*[._][A-Za-z_][\w-]*$)[a-z][\w-]*+(?:\.[\w-]++)*+"
+    r"|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++"
+    r"|[a-z][a-z0-9]++(?:[A-Z][a-z0-9]++)++")
 #: Shorter names are abbreviations ("e.g", "i.e").
 _ENTRY_MIN_CHARS = 5
 
@@ -322,8 +326,10 @@ _ENTRY_MIN_CHARS = 5
 def entry_name(section: str) -> str | None:
     """The name a section's last heading gives a reference entry, without backticks; else None."""
     last = section.rsplit(" > ", 1)[-1].strip()
-    name = _ESCAPED.sub(r"\1", last.strip("`"))  # a heading's "<name\\>" reads "<name>"
-    return name if _ENTRY_MIN_CHARS <= len(name) <= 60 and _ENTRY_NAME.fullmatch(last) else None
+    # Headings keep Markdown's escapes ("<name\\>", "DEPTH\\_LIMIT"); the name is shown as code, where
+    # a backslash would show.
+    name = MARKDOWN_ESCAPE.sub(r"\g<escaped>", last.strip("`"))
+    return name if _ENTRY_MIN_CHARS <= len(name) <= 60 and _ENTRY_NAME.fullmatch(name) else None
 
 
 #: A numbered list's item: a step of a procedure, read in its order.

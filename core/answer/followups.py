@@ -17,7 +17,7 @@ from core.answer.steps import rounded_down
 from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, RetrievedChunk, TurnRole
 from core.retrieval.retriever import chunk_text
-from core.retrieval.small_talk import ASKING
+from core.retrieval.small_talk import ASKING, without_acknowledgement
 from core.retrieval.terms import STOPWORDS, tokens
 
 #: A question this short, or one leaning on a pronoun, rarely names its subject.
@@ -72,8 +72,10 @@ def search_query_for(question: str, history: Sequence[ConversationTurn]) -> str:
     Self-contained questions (long,
     no pronoun pointing back, or one that follows what it points at in its own
     sentence) are searched as they are, so a change of topic in the same thread
-    is not dragged back to the old one.
+    is not dragged back to the old one. The acknowledgement a message opens with ("cool. and on
+    my mac?") is left out: it answers the last reply and asks nothing.
     """
+    question = without_acknowledgement(question)
     if not leans_back(question):
         return question
     asked = [t.content for t in history if t.role is TurnRole.USER][-SUBJECT_DEPTH:]

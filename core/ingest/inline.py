@@ -14,14 +14,12 @@ import html
 import re
 from functools import lru_cache
 
-from core.ingest.spans import CODE_SPAN, outside_code_spans
+from core.ingest.spans import CODE_SPAN, MARKDOWN_ESCAPE, outside_code_spans
 
 #: A character reference, as CommonMark reads one: named (``&vert;``), decimal or hexadecimal.
 ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-#: A backslash escape of ASCII punctuation (CommonMark): ``\<`` shows ``<``.
-_ESCAPE = r"\\(?P<escaped>[!-/:-@\[-`{-~])"
 #: What Markdown reads in one pass, left to right: ``\&lt;`` is "&lt;", ``&#92;&lt;`` is "\<".
-_ESCAPE_OR_ENTITY = re.compile(rf"{_ESCAPE}|{ENTITY.pattern}")
+_ESCAPE_OR_ENTITY = re.compile(rf"{MARKDOWN_ESCAPE.pattern}|{ENTITY.pattern}")
 #: A tag inside ``<code>``: an unescaped ``<`` (``\<css|strict>`` is text).
 _TAG_IN_CODE = re.compile(r"(?<!\\)<")
 _COMMENT_OR_TICKS = re.compile(r"`+|<!--")

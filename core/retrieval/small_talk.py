@@ -26,8 +26,7 @@ SMALL_TALK: frozenset[str] = frozenset(
     """
     bot thanks thank thx ty helped help helpful fixed works worked working great awesome nice cool
     perfect amazing brilliant good morning evening night afternoon day bye goodbye later see alive
-    going doing up there ton lot much appreciate appreciated cya ttyl gtg lifesaver happy weekend holidays
-    monday tuesday wednesday thursday friday saturday sunday congrats congratulations everyone everybody all
+    going doing up there ton lot much appreciate appreciated cya ttyl gtg lifesaver
 """.split()
 )
 
@@ -126,16 +125,38 @@ def is_small_talk(message: str, *, knows: Callable[[str], bool] | None) -> bool:
         knows: whether the docs know a word (or the word it is a typo of); None when the
             collection's vocabulary is unknown yet (nothing then counts as naming the docs).
     """
-    return _PRESENCE.match(message) is not None or _is_small_talk(tokens(message), knows, asks="?" in message)
+    return (_PRESENCE.match(message) is not None or _is_wish(message)
+            or _is_small_talk(tokens(message), knows, asks="?" in message))
+
+
+#: Well-wishing: "happy friday", "have a good weekend", "congrats!". Only as a phrase: a day alone is
+#: a topic in a thread ("and on sunday?"), and so is "all" ("can i do it all at once?").
+_WISH = re.compile(
+    r"\b(?:(?:happy|have\s+a\s+(?:good|great|nice|lovely)|enjoy\s+(?:the|your))\s+"
+    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|weekend|holidays?|new\s+year)|congrat(?:s|ulations))\b",
+    re.IGNORECASE,
+)
+#: Whom a wish goes to: "happy friday everyone".
+_ADDRESSED: frozenset[str] = frozenset("everyone everybody all folks team yall guys".split())
+
+
+def _is_wish(message: str) -> bool:
+    """Whether ``message`` wishes well and says nothing else ("hey everyone 👋 happy friday")."""
+    if "?" in message or _WISH.search(message) is None:
+        return False
+    rest = tokens(_WISH.sub(" ", message))
+    return all(w in STOPWORDS or w in FILLER or w in SMALL_TALK or w in _ADDRESSED for w in rest)
 
 
 #: An acknowledgement opening a message that goes on to ask ("cool. and on my mac?", "great, how do
-#: i mute ..."): a reply to the last answer, not part of the question. Only before a stop, comma,
-#: colon, dash or "!", so a topic word ("nice" in "nice output for lists?") stays.
+#: i mute ..."): a reply to the last answer, not part of the question. Only a whole word before a
+#: comma, "!", an ellipsis, a dash or a stop and a blank: a topic word ("nice output for lists?",
+#: "nice: how do i lower a priority?") or a name ("oh-my-zsh", "neat.js") stays.
 _ACKNOWLEDGING = (r"(?:ok(?:ay)?|cool|nice|great|perfect|awesome|sweet|neat|thanks|thank\s+you|thx|ty"
                   r"|got\s+it|makes\s+sense|gotcha|alright|ah|oh|yeah|yep)")
+_ACK_END = r"(?:\s*(?:[,!\u2026]+|\.+(?=\s)|[\u2013\u2014]+)|\s+-+(?=\s))"
 _ACK_LEAD = re.compile(
-    rf"^\W*(?:{_ACKNOWLEDGING}(?:[\s,]+{_ACKNOWLEDGING})*\s*[.,;:!\u2013\u2014-]+\s*)+(?=\w)",
+    rf"^\W*(?:{_ACKNOWLEDGING}\b(?:[\s,]+{_ACKNOWLEDGING}\b)*{_ACK_END}\s*)+(?=\w)",
     re.IGNORECASE,
 )
 

@@ -58,7 +58,15 @@ def test_markdown_escapes_are_read_outside_code() -> None:
     plain = "Use `--filter <selector\\>` or --filter <name>, *not* bold, a_b; `\\n` stays."
     assert markdown_to_plain(quoted) == plain
     assert markdown_to_mrkdwn(escape(quoted)) == (
-        "Use `--filter &lt;selector\\&gt;` or --filter &lt;name&gt;, \\*not\\* bold, a\\_b; `\\n` stays.")
+        "Use `--filter &lt;selector\\&gt;` or --filter &lt;name&gt;, \\*not\\* bold, a_b; `\\n` stays.")
+
+
+def test_an_escaped_underscore_in_a_word_and_an_escaped_link_read_as_text() -> None:
+    from bots.terminal import markdown_to_plain
+
+    quoted = "Set MAX\\_RETRIES, not \\_this\\_; see \\[docs\\](https://x.example/d)."
+    assert markdown_to_mrkdwn(escape(quoted)) == "Set MAX_RETRIES, not \\_this\\_; see [docs](https://x.example/d)."
+    assert markdown_to_plain(quoted) == "Set MAX_RETRIES, not _this_; see [docs](https://x.example/d)."
 
 
 def test_the_terminal_sets_a_notice_apart_from_a_quoted_command() -> None:

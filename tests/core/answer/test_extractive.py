@@ -1077,6 +1077,11 @@ def test_a_tab_named_like_a_runtime_is_a_tab() -> None:
     ("Options > -r, --recursive", "-r, --recursive"), ("Options > --reporter=<name>", "--reporter=<name>"),
     ("Options > --filter <package_selector\\>", "--filter <package_selector>"),
     ("Languages > JavaScript", None), ("Platforms > macOS", None), ("Guide > Use cases", None),
+    ("Devices > iPhone", None), ("Plugins > jQuery", None), ("Versions > a.b.1", None),
+    # Headings keep Markdown's escapes.
+    ("Settings > DEPTH\\_LIMIT", "DEPTH_LIMIT"), ("Limits > max\\_connections", "max_connections"),
+    # A heading that nearly names something is read in linear time ("_" is a word character too).
+    ("Notes > " + "a_" * 29 + "!", None), ("Notes > x" + "_" * 28 + "!", None),
 ])
 def test_a_reference_entry_is_named_by_its_heading(section: str, name: str | None) -> None:
     from core.answer.excerpt import entry_name
@@ -1140,12 +1145,14 @@ def test_code_after_the_list_a_lead_in_introduced_comes_with_it() -> None:
 
 
 
-def test_an_entry_merged_into_its_chunk_is_led_by_its_label() -> None:
+@pytest.mark.parametrize("section", ["Settings", "Settings > storeDir"])
+def test_an_entry_merged_into_its_chunk_is_led_by_its_label(section: str) -> None:
     # Small sections merged into one chunk keep their headings as label lines; a passage quoted
-    # from under one, too far below it to reach it, is led by the name.
+    # from under one, too far below it to reach it, is led by the name, whatever the chunk's section
+    # names (the first of the sections merged).
     reasons = "".join(f"  {n}. A reason to use this setting, number {n}, at length.\n" for n in range(1, 9))
     merged = RetrievedChunk(
-        chunk_id="c1", url="https://docs.example/settings", title="Settings", section="Settings",
+        chunk_id="c1", url="https://docs.example/settings", title="Settings", section=section,
         content=("storeDir\n\nThe location where all the packages are saved on the disk.\n\n"
                  "nodeLinker\n\nDefault: isolated\n\nDefines what linker should be used for installing "
                  "Node packages.\n\n* isolated - dependencies are symlinked from a virtual store.\n"

@@ -49,15 +49,30 @@ def test_a_follow_up_to_a_follow_up_borrows_from_the_question_that_named_the_sub
     assert search_query_for("and powershell?", long_chain) == "for zsh? and bash? and fish? and powershell?"
 
 
-@pytest.mark.parametrize("carrying_on", [
-    "cool, and a 3 column grid to put some cards in on the same course page?",
-    "ok and how do i receive those messages on the other side of the network link?",
-    "so does ros2 load the .xacro file directly then, or must it be converted first?",
-    "Thanks! Also, what about the windows machines in the lab with the older drivers?",
-    "what about the windows machines in the lab with the older graphics drivers?",
+@pytest.mark.parametrize(("carrying_on", "own"), [
+    ("cool, and a 3 column grid to put some cards in on the same course page?",
+     "and a 3 column grid to put some cards in on the same course page?"),
+    ("ok and how do i receive those messages on the other side of the network link?", None),
+    ("so does ros2 load the .xacro file directly then, or must it be converted first?", None),
+    ("Thanks! Also, what about the windows machines in the lab with the older drivers?",
+     "Also, what about the windows machines in the lab with the older drivers?"),
+    ("what about the windows machines in the lab with the older graphics drivers?", None),
 ])
-def test_a_long_message_that_opens_by_carrying_on_borrows_the_subject(carrying_on: str) -> None:
-    assert search_query_for(carrying_on, HISTORY) == f"{HISTORY[0].content} {carrying_on}"
+def test_a_long_message_that_opens_by_carrying_on_borrows_the_subject(
+    carrying_on: str, own: str | None
+) -> None:
+    # The acknowledgement it opens with answers the last reply: it is not searched.
+    assert search_query_for(carrying_on, HISTORY) == f"{HISTORY[0].content} {own or carrying_on}"
+
+
+@pytest.mark.parametrize(("message", "own"), [
+    ("ok cool. and on my mac?", "and on my mac?"), ("great, how do i pause it?", "how do i pause it?"),
+    ("nice: how do i lower the sim's priority on ubuntu when other jobs run?",
+     "nice: how do i lower the sim's priority on ubuntu when other jobs run?"),
+])
+def test_an_acknowledgement_is_not_searched_with_the_subject(message: str, own: str) -> None:
+    searched = search_query_for(message, HISTORY)
+    assert searched.endswith(own) and "cool" not in searched and "great" not in searched
 
 
 @pytest.mark.parametrize("standalone", [

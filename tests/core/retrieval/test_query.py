@@ -186,7 +186,7 @@ def test_filler_is_left_out_and_typos_fixed() -> None:
     "the docs are really great", "ok cool thats all for today, cya 👋",
     "hi! just wanna say thanks for this bot, its been a lifesaver",
     # Well-wishing.
-    "hey everyone 👋 happy friday", "happy holidays all!", "congrats everyone!",
+    "hey everyone 👋 happy friday", "happy holidays all!", "congrats everyone!", "have a great weekend folks",
 ])
 def test_small_talk_is_recognised(message: str) -> None:
     assert understand(message, LEXICON).small_talk
@@ -215,6 +215,9 @@ def test_thanks_naming_nothing_the_docs_know_is_small_talk(message: str) -> None
     "thanks, i want to say the ubuntu install still fails", "want to install gazebo today",
     "where does it say that?", "which one do i want?", "is it out today?",
     "thanks, that fixed it but now i want to run it on two machines at once with different settings please",
+    # A day or "all" alone is no wish: in a thread they ask about the thread's subject.
+    "are these all the same?", "can i do it all at once?", "and on sunday?", "what about all of them?",
+    "happy friday! how do i install gazebo?",
 ])
 def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
     assert not understand(message, LEXICON).small_talk
@@ -225,6 +228,11 @@ def test_questions_with_small_talk_are_not_small_talk(message: str) -> None:
     ("Thanks! Got it — and the ubuntu install?", "and the ubuntu install?"),
     # A topic word, or an acknowledgement that is all there is, stays.
     ("nice output for the planner?", "nice output for the planner?"),
+    ("ok… and the ubuntu install?", "and the ubuntu install?"),
+    # A name beginning with one, or a word before a colon (the `nice` command), is asked about.
+    ("oh-my-zsh plugin for gazebo?", "oh-my-zsh plugin for gazebo?"),
+    ("neat.js planner?", "neat.js planner?"),
+    ("nice: how do i lower the planner's priority?", "nice: how do i lower the planner's priority?"),
 ])
 def test_an_acknowledgement_opening_a_question_is_not_searched(message: str, searched: str) -> None:
     # "cool" would count as a word of the follow-up's own that the passages found must hold.
