@@ -164,4 +164,3 @@ _ACK_LEAD = re.compile(
 def without_acknowledgement(message: str) -> str:
     """``message`` without the acknowledgement it opens with, when a question follows it."""
     return _ACK_LEAD.sub("", message, count=1)
-

@@ -1144,7 +1144,6 @@ def test_code_after_the_list_a_lead_in_introduced_comes_with_it() -> None:
     assert "Other things" not in result.text
 
 
-
 @pytest.mark.parametrize("section", ["Settings", "Settings > storeDir"])
 def test_an_entry_merged_into_its_chunk_is_led_by_its_label(section: str) -> None:
     # Small sections merged into one chunk keep their headings as label lines; a passage quoted
