@@ -59,7 +59,7 @@ def _link_url(url: str) -> str:
     )
 
 
-#: A link; ``\\[docs\\](url)`` is the text "[docs](url)".
+#: A link; ``\[docs\](url)`` is the text "[docs](url)".
 _MD_LINK_RE = re.compile(r"(?<!\\)\[((?:\\.|[^\]\\\n]){1,200})\]\((https?://[^\s)|]+)\)")
 _MD_BOLD_RE = re.compile(r"\*\*([^*\n]+)\*\*")
 
@@ -77,7 +77,7 @@ def markdown_to_mrkdwn(escaped: str) -> str:
 
 #: A list item's marker; Slack shows "* " and "- " as typed (a rule, "* * *", is no item).
 _BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)[*+-](?=[ \t]+\S)(?![ \t]*(?:[*+-][ \t]*)+$)")
-#: ``*italics*``, not ``**bold**``, ``\\*stars\\*`` nor ``2 * 3 * 4``.
+#: ``*italics*``, not ``**bold**``, ``\*stars\*`` nor ``2 * 3 * 4``.
 _MD_ITALIC_RE = re.compile(r"(?<![*\w\\])\*(?=[^\s*])([^*\n]*?[^\s*\\])\*(?![*\w])")
 
 
@@ -113,7 +113,7 @@ def _emphasis_and_fences(text: str) -> str:
     return "\n".join(lines)
 
 
-#: An escaped underscore inside a word ("MAX\\_RETRIES"): Slack reads no emphasis there.
+#: An escaped underscore inside a word ("MAX\_RETRIES"): Slack reads no emphasis there.
 _WORD_UNDERSCORE = re.compile(r"(?<=\w)\\_(?=\w)")
 
 

@@ -326,7 +326,7 @@ _ENTRY_MIN_CHARS = 5
 def entry_name(section: str) -> str | None:
     """The name a section's last heading gives a reference entry, without backticks; else None."""
     last = section.rsplit(" > ", 1)[-1].strip()
-    # Headings keep Markdown's escapes ("<name\\>", "DEPTH\\_LIMIT"); the name is shown as code, where
+    # Headings keep Markdown's escapes ("<name\>", "DEPTH\_LIMIT"); the name is shown as code, where
     # a backslash would show.
     name = MARKDOWN_ESCAPE.sub(r"\g<escaped>", last.strip("`"))
     return name if _ENTRY_MIN_CHARS <= len(name) <= 60 and _ENTRY_NAME.fullmatch(name) else None

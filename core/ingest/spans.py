@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-#: A backslash escape of ASCII punctuation (CommonMark): ``\\<`` shows ``<``.
+#: A backslash escape of ASCII punctuation (CommonMark): ``\<`` shows ``<``.
 MARKDOWN_ESCAPE = re.compile(r"\\(?P<escaped>[!-/:-@\[-`{-~])")
 CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)[^\n]*?(?<!`)(?P=ticks)(?!`)")
 
