@@ -87,7 +87,12 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
                 or (nxt.block.kind in ("code", "table") and _item_leads_in(units[end - 1].block))
                 or _promised_item(units, start, end) or _next_tab(units, start, end)
                 or _code_after_promised_list(units, start, end))
-        if not (step or (relevant and size < GROW_CHARS)):
+        # The section's last block, sharing the question's words, finishes it while the part stays
+        # short ("When making changes to the linked dep, restart ... with `--force`"); a lead-in whose
+        # body is not quoted answers nothing.
+        last = (relevant and not nxt.block.is_lead_in and not same_section(units, end + 1)
+                and size + len(nxt.block.text) <= EXCERPT_CHARS)
+        if not (step or (relevant and size < GROW_CHARS) or last):
             break
         end += 1
         if nxt.block.kind != "code":

@@ -8,7 +8,7 @@ from core.answer.blocks import Block, parse_blocks, render_block
 from core.answer.citations import build_sources, cited_indices, neutralize_mentions, strip_citations
 from core.answer.excerpt import choose_excerpts
 from core.answer.generators.extractive import NO_CHUNKS_TEXT, ExtractiveGenerator
-from core.answer.passage import GROW_CHARS
+from core.answer.passage import GROW_CHARS, grow
 from core.answer.sentences import split_sentences
 from core.models import RetrievedChunk, UserQuery
 from core.protocols import Generation, GenerationRequest, Generator
@@ -1160,3 +1160,27 @@ def test_an_entry_merged_into_its_chunk_is_led_by_its_label(section: str) -> Non
         score=0.8, chunk_index=0, source_document="settings.md")
     text = "".join(choose_excerpts("can i get a flat node_modules without symlinks like npm?", [merged]))
     assert text.startswith("**`nodeLinker`**\n\n* hoisted")
+
+
+@pytest.mark.parametrize(("last", "finished"), [
+    ("When you change a linked package, restart the server with the `--force` option.", True),
+    # A lead-in whose body is not quoted answers nothing.
+    ("A linked package shows this warning:", False),
+])
+def test_a_passage_finishes_its_section_by_a_last_block_sharing_words(last: str, finished: bool) -> None:
+    from core.answer.units import read_units
+
+    # The first block is longer than a part grows by shared words alone (GROW_CHARS).
+    page = RetrievedChunk(
+        chunk_id="c1", url="https://docs.example/deps", title="Dependencies", section="Dependencies > Linked",
+        content=("In a monorepo a dependency may be a linked package from the same repository. The tool "
+                 "detects linked packages that are not resolved from the installed modules and treats each "
+                 "linked package as source code: it does not bundle the linked package, and reads the linked "
+                 f"package's own dependency list instead.\n\n{last}\n\n## Caching\n\nA linked package is "
+                 "never cached."),
+        score=0.8, chunk_index=0, source_document="deps.md")
+    units = read_units([page])[0]
+    assert len(units[0].block.text) > GROW_CHARS
+    weights = {t: 1.0 for t in content_terms("monorepo linked package")}
+    quoted = [u.block.text for u in grow(units, 0, weights)]
+    assert (last in quoted) is finished and not any("cached" in q for q in quoted)
