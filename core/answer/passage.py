@@ -89,9 +89,9 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
                 or _code_after_promised_list(units, start, end))
         # The section's last block, sharing the question's words, finishes it while the part stays
         # short ("When making changes to the linked dep, restart ... with `--force`"); a lead-in whose
-        # body is not quoted answers nothing.
-        last = (relevant and not nxt.block.is_lead_in and not same_section(units, end + 1)
-                and size + len(nxt.block.text) <= EXCERPT_CHARS)
+        # body is not quoted answers nothing, nor does a block under another merged part's label.
+        last = (relevant and not nxt.block.is_lead_in and nxt.part == units[start].part
+                and not same_section(units, end + 1) and size + len(nxt.block.text) <= EXCERPT_CHARS)
         if not (step or (relevant and size < GROW_CHARS) or last):
             break
         end += 1
