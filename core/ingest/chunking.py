@@ -36,7 +36,6 @@ MAX_SECTION_CHARS = 2000
 SECTION_SEPARATOR = " > "
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
-#: A fence line anywhere in a block, indented under a list item: its marker, then the rest.
 _SENTENCE_END = re.compile(r"(?<=[.!?…:;])\s+(?=\S)")
 _PARAGRAPH = "\n\n"
 #: Prose this many times the target with no sentence end is split into runs of words, not words.
@@ -297,8 +296,11 @@ def _split_prose(text: str, limit: int) -> list[tuple[str, str]]:
 
 
 def _lines(text: str) -> list[str]:
-    """``text``'s lines, an indented fenced block's kept as one: a list item's code cut in two
-    leaves a chunk ending in an open fence and the next one starting with unfenced code."""
+    """``text``'s lines, an indented fenced block's kept as one.
+
+    A list item's code cut in two left a chunk ending in an open fence and the next one starting
+    with unfenced code.
+    """
     parts: list[str] = []
     fences = Fences()
     for line in text.split("\n"):

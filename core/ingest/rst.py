@@ -139,6 +139,16 @@ class _RstRenderer:
         self.children(body, level=level)
 
 
+def _said(node: nodes.system_message) -> str:
+    """What docutils says of the markup it could not read ("Unknown directive type ...")."""
+    return node.children[0].astext() if node.children else ""
+
+
+def _written(node: nodes.system_message) -> str:
+    """The markup docutils could not read, as the page writes it ("": none kept)."""
+    return next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
+
+
 #: An extension's example longer than this is not parsed to tell whether it is code.
 _EXAMPLE_CHARS = 20_000
 _OPTION_LINE_RE = re.compile(r"^[ \t]+:[\w-]+:")
@@ -155,7 +165,7 @@ def _extension_example(node: nodes.system_message) -> str:
     directives, a page lost every example it gives. Other unknown directives are read when they
     write prose (``_extension_entry``), else dropped.
     """
-    source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
+    source = _written(node)
     lines = source.split("\n")
     if not lines or not lines[0].startswith(".. ") or len(source) > _EXAMPLE_CHARS:
         return ""
@@ -187,8 +197,8 @@ def _extension_entry(node: nodes.system_message) -> tuple[str, nodes.document] |
     options ("default: 0.3"). A body with no sentence (a diagram's source, a word list) stays
     out, and so does a directive docutils knows but refused (``raw`` is off).
     """
-    message = node.children[0].astext() if node.children else ""
-    source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
+    message = _said(node)
+    source = _written(node)
     lines = source.split("\n")
     head = _DIRECTIVE_HEAD_RE.match(lines[0]) if len(source) <= _EXAMPLE_CHARS else None
     # Only a directive docutils does not know: a known one in error (``raw``, which is off) stays out.
@@ -229,8 +239,8 @@ def _malformed_table(node: nodes.system_message) -> str:
     and new setting names went with it. Its lines stay as written, a literal or a role shown as
     the text it shows (the columns after it shift).
     """
-    message = node.children[0].astext() if node.children else ""
-    source = next((child.astext() for child in node.children if isinstance(child, nodes.literal_block)), "")
+    message = _said(node)
+    source = _written(node)
     if not message.startswith("Malformed table") or not source.strip():
         return ""
     return fenced(_as_shown(source).strip("\n"), "text")
@@ -240,7 +250,6 @@ def _as_shown(text: str) -> str:
     """``text`` with its literals and roles as written (````x````, ``:role:`x```) as the text they show."""
     return _WRITTEN_MARKUP_RE.sub(lambda m: m["literal"] or (
         m["role"] if m["name"].split(":")[-1] in LITERAL_ROLES else role_shown(m["name"], m["role"])), text)
-
 
 
 def _is_python(text: str) -> bool:
