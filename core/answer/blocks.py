@@ -17,7 +17,7 @@ from typing import Literal
 from core.answer.fence_info import plain_fence
 from core.ingest.fences import backtick_fence
 from core.ingest.markdown import DELIMITER_ROW_RE, INCLUDE_LINE
-from core.retrieval.terms import carries_on, content_terms, introduces_next, refers_back
+from core.retrieval.terms import carries_on, content_terms, introduces_next, names_entry, refers_back
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
 
@@ -98,6 +98,11 @@ class Block:
         words = [w for w in re.split(r"[\s>]+", text) if w]
         return 0 < len(words) <= LABEL_WORDS and all(
             not w[:1].islower() or w in _MINOR_WORDS for w in words) and _LABEL_COLON_RE.search(text) is None
+
+    @property
+    def names_entry(self) -> bool:
+        """A line that is only a code name ("`--no-import`"): the entry under it is that name's."""
+        return self.kind == "para" and names_entry(self.text)
 
     @property
     def code_title(self) -> str:

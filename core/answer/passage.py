@@ -120,12 +120,13 @@ def _label_above(units: Sequence[Unit], start: int) -> int:
     """Where a passage starting at ``units[start]`` starts with the label naming its part.
 
     A reference entry ("href", then "**type:** `string`", then "The URL the button points
-    to.") says what it describes only in its label; a short line between them comes too.
+    to."; "`--no-import`", then "Stubgen will not try to import") says what it describes only in
+    its label; a short line between them comes too.
     """
     for above in (start - 1, start - 2):
         if above < 0 or units[above + 1].opens_section:
             return start
-        if units[above].block.is_label:
+        if units[above].block.is_label or units[above].block.names_entry:
             between = units[above + 1:start]
             return above if all(len(u.block.text) <= 2 * LABEL_CHARS for u in between) else start
     return start

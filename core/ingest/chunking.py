@@ -25,10 +25,10 @@ from core.ingest.fences import Fences
 from core.ingest.loaders import LoadedDocument, Section
 from core.ingest.markdown import DELIMITER_ROW_RE
 from core.models import MAX_TEXT_LENGTH, DocumentChunk
-from core.retrieval.terms import introduces_next
+from core.retrieval.terms import introduces_next, names_entry
 
 #: Bump whenever chunk boundaries or texts change, so every document is re-ingested.
-CHUNKER_VERSION = "5"
+CHUNKER_VERSION = "6"
 #: Sections shorter than this are merged with their neighbour.
 MIN_SECTION_CHARS = 200
 #: RetrievedChunk caps ``section`` at 2000 characters.
@@ -428,7 +428,7 @@ def _carried(current: list[_Unit], nxt: _Unit, *, max_chars: int) -> int:
     prose explaining it goes with that prose (its own lead-in too when there is one).
     The chunk left behind keeps at least one unit, and what moves must fit.
     """
-    if _is_lead_in(current[-1]) and not current[-1].code:
+    if (_is_lead_in(current[-1]) or names_entry(current[-1].text)) and not current[-1].code:
         carry = 1
     elif current[-1].code and not nxt.code:
         carry = 2 if len(current) >= 2 and _is_lead_in(current[-2]) else 1

@@ -129,6 +129,17 @@ def quoted_phrases(text: str, *, min_terms: int = 2) -> list[str]:
             if len(span.split()) >= min_terms and len(content_terms(span)) >= min_terms]
 
 
+#: A line that is only a code name: an option with its argument ("`-n NUMBER, --num-workers NUMBER`")
+#: or one word of code ("`warn_unused_ignores`"), as reStructuredText's ``.. option::`` and many
+#: reference pages head the entry described under it. A command ("`npm run build`") is no name.
+_NAME_LINE_RE = re.compile(r"`(?:-[^`\n]{0,78}|[^`\s]{1,80})`")
+
+
+def names_entry(line: str) -> bool:
+    """Whether ``line`` is only a code name, the name of the entry written under it."""
+    return _NAME_LINE_RE.fullmatch(line.strip()) is not None
+
+
 def tokens(text: str) -> list[str]:
     """Split text into lower-cased word and number tokens.
 

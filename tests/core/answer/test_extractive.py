@@ -1002,6 +1002,21 @@ def test_a_reference_entry_is_quoted_under_the_name_it_describes() -> None:
     assert text.startswith("**href**\n\n**type:** `string` [1]\n\nThe URL that the link button points to.")
 
 
+def test_an_entry_headed_by_a_code_name_line_is_quoted_with_that_name() -> None:
+    """reStructuredText's ``.. option::`` and many reference pages write the name as a line of code."""
+    page = chunk(1, "Additional flags.\n\n`--warn-unused-ignores`\n\n"
+                    "Mypy will report an error whenever your code uses a `# type: ignore` "
+                    "comment on a line that is not actually generating an error message.\n\n"
+                    "`--no-implicit-reexport`\n\nBy default, imported values to a module are treated as exported.")
+    text = "".join(choose_excerpts("how do i get errors for type ignore comments that arent needed", [page]))
+    assert text.startswith("`--warn-unused-ignores` [1]\n\nMypy will report an error")
+    assert Block("para", "`-n NUMBER, --num-workers NUMBER`").names_entry
+    assert Block("para", "`warn_unused_ignores`").names_entry
+    # A command on its own line is no name, nor is prose holding code.
+    assert not Block("para", "`npm run build`").names_entry
+    assert not Block("para", "Run `npm run build` first.").names_entry
+
+
 def test_a_merged_heading_path_reads_as_the_heading_it_ends_with() -> None:
     page = chunk(1, "Upload one file with `UploadFile`.\n\n"
                     "Multiple File Uploads > Uploads with Additional Metadata\n\n"

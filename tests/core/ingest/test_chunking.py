@@ -242,6 +242,16 @@ def test_a_lead_in_stays_with_the_block_it_introduces() -> None:
         assert lead in holder.content, [c.content[:80] for c in chunks]
 
 
+def test_an_entry_name_line_stays_with_the_description_it_names() -> None:
+    rng = random.Random(7)
+    name, description = "`--show-error-code-links`", paragraph(rng, 4)
+    blocks = [paragraph(rng, 6), code(rng, 12), name, description, paragraph(rng, 3)]
+    chunks = chunk_document(doc([Section(["Flags"], blocks)]), target_chars=900, max_chars=2000,
+                            overlap_chars=0)
+    holder = next(c for c in chunks if description[:60] in c.content)
+    assert name in holder.content, [c.content[-80:] for c in chunks]
+
+
 def test_a_long_table_is_cut_between_rows_and_every_piece_keeps_its_header() -> None:
     rows = [f"| option{i} | what option {i} does, in a few words |" for i in range(60)]
     table = "\n".join(["| name | meaning |", "|---|---|", *rows])
