@@ -27,7 +27,8 @@ from core.ingest.markdown import DELIMITER_ROW_RE
 from core.models import MAX_TEXT_LENGTH, DocumentChunk
 from core.retrieval.terms import introduces_next, names_entry
 
-#: Bump whenever chunk boundaries or texts change, so every document is re-ingested.
+#: Bump whenever chunk boundaries or texts change, so every document is re-ingested (6: an entry's
+#: name on its own line goes to the next chunk with what it names).
 CHUNKER_VERSION = "6"
 #: Sections shorter than this are merged with their neighbour.
 MIN_SECTION_CHARS = 200
@@ -424,8 +425,9 @@ def _is_lead_in(unit: _Unit) -> bool:
 def _carried(current: list[_Unit], nxt: _Unit, *, max_chars: int) -> int:
     """How many trailing units move to the next chunk so a lead-in stays with what it introduces.
 
-    "Run the following command:" goes with the command; a code block followed by the
-    prose explaining it goes with that prose (its own lead-in too when there is one).
+    "Run the following command:" goes with the command, and an entry's name on its own line
+    ("`--no-import`") with what it names; a code block followed by the prose explaining it goes
+    with that prose (its own lead-in too when there is one).
     The chunk left behind keeps at least one unit, and what moves must fit.
     """
     if (_is_lead_in(current[-1]) or names_entry(current[-1].text)) and not current[-1].code:
