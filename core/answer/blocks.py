@@ -17,7 +17,14 @@ from typing import Literal
 from core.answer.fence_info import plain_fence
 from core.ingest.fences import backtick_fence
 from core.ingest.markdown import DELIMITER_ROW_RE, INCLUDE_LINE
-from core.retrieval.terms import carries_on, content_terms, introduces_next, names_entry, refers_back
+from core.retrieval.terms import (
+    carries_on,
+    content_terms,
+    introduces_next,
+    names_entry,
+    refers_back,
+    with_name_parts,
+)
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
 
@@ -328,7 +335,7 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     body = lines[1:-1] if fence and lines[-1].strip().startswith(closing) else lines[1:]
     start = _best_window(body, max_code_lines, focus)
     window = body[start:start + max_code_lines]
-    asked = [k for k, line in enumerate(window) if focus.intersection(content_terms(line))]
+    asked = [k for k, line in enumerate(window) if focus.intersection(content_terms(with_name_parts(line)))]
     window = _closed(window, keep=asked[-1] if asked else 0)
     before = ["..."] if start else []
     after = ["..."] if start + len(window) < len(body) else []
@@ -418,7 +425,7 @@ def _best_window(lines: list[str], size: int, focus: frozenset[str]) -> int:
     """
     if not focus:
         return 0
-    held = [focus.intersection(content_terms(line)) for line in lines]
+    held = [focus.intersection(content_terms(with_name_parts(line))) for line in lines]
     df = {t: sum(t in h for h in held) for t in focus}
     weight = {t: rarity(len(lines), d) for t, d in df.items() if d}
     hits = [sum(weight[t] for t in h) for h in held]

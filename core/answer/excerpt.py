@@ -37,7 +37,7 @@ from core.ingest.spans import MARKDOWN_ESCAPE
 from core.models import RetrievedChunk
 from core.retrieval.ranking import semantic_score
 from core.retrieval.retriever import CosineFn
-from core.retrieval.terms import content_terms, typed_names
+from core.retrieval.terms import content_terms, typed_names, with_name_parts
 
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
@@ -243,7 +243,7 @@ def choose_excerpts(
     code_asked = asks_for_example(question)
     if code_asked:  # "show me", "got" name nothing; an example is code, or a sentence giving one
         question = f"{without_example_request(question)} example"
-    asked = content_terms(question)
+    asked = content_terms(with_name_parts(question))
     q_list = [t for t in asked if t not in _VAGUE] or asked
     weights = _weights(frozenset(q_list), everything)
     q_pairs = frozenset(itertools.pairwise(q_list))

@@ -19,7 +19,7 @@ from core.answer.blocks import Block, list_items, parse_blocks, table_rows
 from core.answer.links import shown_links
 from core.answer.sentences import split_prose
 from core.models import RetrievedChunk
-from core.retrieval.terms import STOPWORDS, content_terms
+from core.retrieval.terms import STOPWORDS, content_terms, with_name_parts
 
 #: A paragraph longer than this is quoted by its best sentences, not whole.
 LONG_PARAGRAPH = 450
@@ -85,8 +85,9 @@ def quote_key(text: str) -> str:
 
 @lru_cache(maxsize=16_384)
 def unit_terms(text: str) -> tuple[str, ...]:
-    # Cached: popular chunks come back question after question.
-    return tuple(content_terms(text))
+    # Cached: popular chunks come back question after question. A setting's name counts by its
+    # words too: "minResponseBodyBytes" holds the "min" and "response" of "a min size for responses".
+    return tuple(content_terms(with_name_parts(text)))
 
 
 #: Prose with something to read: a letter or a digit.

@@ -12,7 +12,7 @@ from core.answer.passage import GROW_CHARS, grow
 from core.answer.sentences import split_sentences
 from core.models import RetrievedChunk, UserQuery
 from core.protocols import Generation, GenerationRequest, Generator
-from core.retrieval.terms import carries_on, content_terms, quoted_phrases, refers_back, stem
+from core.retrieval.terms import carries_on, content_terms, quoted_phrases, refers_back, stem, with_name_parts
 
 
 def chunk(n: int, content: str, score: float = 0.8) -> RetrievedChunk:
@@ -1007,7 +1007,7 @@ def test_an_entry_headed_by_a_code_name_line_is_quoted_with_that_name() -> None:
     page = chunk(1, "Additional flags.\n\n`--warn-unused-ignores`\n\n"
                     "Mypy will report an error whenever your code uses a `# type: ignore` "
                     "comment on a line that is not actually generating an error message.\n\n"
-                    "`--no-implicit-reexport`\n\nBy default, imported values to a module are treated as exported.")
+                    "`--no-implicit-reexport`\n\nBy default, imported values are treated as exported.")
     text = "".join(choose_excerpts("how do i get errors for type ignore comments that arent needed", [page]))
     assert text.startswith("`--warn-unused-ignores` [1]\n\nMypy will report an error")
     assert Block("para", "`-n NUMBER, --num-workers NUMBER`").names_entry
@@ -1015,6 +1015,23 @@ def test_an_entry_headed_by_a_code_name_line_is_quoted_with_that_name() -> None:
     # A command on its own line is no name, nor is prose holding code.
     assert not Block("para", "`npm run build`").names_entry
     assert not Block("para", "Run `npm run build` first.").names_entry
+
+
+def test_a_setting_is_found_by_the_words_its_name_is_made_of() -> None:
+    assert with_name_parts("set minResponseBodyBytes") == "set minResponseBodyBytes min Response Body Bytes"
+    assert with_name_parts("HTMLResponse, http2On") == "HTMLResponse HTML Response, http2On http2 On"
+    for word in ("HTTP", "Docker", "iPhone", "IPv6", "snake_case"):
+        assert with_name_parts(word) == word
+    rows = [("encodings", "The list of compression encodings, in order of preference.", "gzip, br"),
+            ("excludedContentTypes", "Content types never compressed, as a list of media types.", ""),
+            ("includedContentTypes", "Content types compressed, the only ones when set.", ""),
+            ("defaultEncoding", "The encoding used when the client accepts any and names none.", "gzip"),
+            ("minResponseBodyBytes", "The least number of bytes a body needs to be compressed.", "1024")]
+    table = "\n".join(["| Field | Description | Default |", "|---|---|---|",
+                       *(f"| `{name}` | {what} | {default} |" for name, what, default in rows)])
+    page = chunk(1, f"The compress middleware compresses what the server sends back.\n\n{table}")
+    text = "".join(choose_excerpts("is there a min size before compression kicks in?", [page]))
+    assert "`minResponseBodyBytes`" in text and "1024" in text
 
 
 def test_a_merged_heading_path_reads_as_the_heading_it_ends_with() -> None:
