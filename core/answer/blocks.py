@@ -18,6 +18,7 @@ from core.answer.fence_info import plain_fence
 from core.ingest.fences import backtick_fence
 from core.ingest.markdown import DELIMITER_ROW_RE, INCLUDE_LINE
 from core.retrieval.terms import (
+    LITERALS,
     carries_on,
     content_terms,
     introduces_next,
@@ -45,8 +46,6 @@ _FULL_STOPS = (".", "!", "?", ".)", '."', ".**")
 _MINOR_WORDS = frozenset("a an the and or nor but of to in on at for with by from as vs via per".split())
 #: A label naming an option, a prop or a function (a reference entry's heading), one word of code.
 _NAME_LABEL_RE = re.compile(r"^(?!.*://)[A-Za-z_$-](?:[\w$.:/-]{0,38}[\w$])?(?:\(\))?$")
-#: Values a one-word line may hold after "Its default is:": what it names, not a label.
-_LITERALS = frozenset("true false null none nil yes no on off undefined".split())
 #: A heading's last words in brackets, its name spelt out or shortened: "(CoM)", "(Cross-Origin
 #: Resource Sharing)".
 _NAME_GLOSS_RE = re.compile(r"(?<=\w)\s+\([A-Z][\w\s.-]{0,38}\)$")
@@ -94,7 +93,7 @@ class Block:
             # a path of headings chunking merged ("Installation methods > Cargo"): the path says so
             return all(Block("para", part).is_label or _is_heading_text(part) for part in text.split(" > "))
         if (self.kind == "para" and _NAME_LABEL_RE.match(text) and text.casefold() not in _MINOR_WORDS
-                and text.casefold() not in _LITERALS):
+                and text.casefold() not in LITERALS):
             return True  # a reference entry's name: "href", "server.host", "iconPlacement"
         if self.kind != "para" or len(text) > LABEL_CHARS:
             return False

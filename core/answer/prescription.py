@@ -19,6 +19,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from core.answer.units import CODE, WORD, Unit, quote_key
+from core.retrieval.terms import LITERALS
 
 #: A step is quoted when it scores at least this share of the answer's best block (0.6, the
 #: share a further part needs, added fewer facts; BENCHMARKS.md, thirteenth pass).
@@ -55,8 +56,6 @@ _DOING = re.compile(
     rf"|{_STARTS}(?:(?:first|then|also|just|simply|instead|now),?\s+)?{_VERBS}\b(?!\s+(?:of|cases?)\b)"
     rf"|(?:^[\s>*+\-\d.)#]*|[.:;!?]\s+)\**{_GERUNDS}\b",
     re.IGNORECASE | re.MULTILINE)
-#: Values, not names: "set it to `true`" names nothing to use.
-_LITERALS = frozenset({"true", "false", "none", "null", "nil", "yes", "no", "on", "off"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +70,7 @@ class Reading:
 def _new_code_words(unit: Unit, asked: frozenset[str]) -> frozenset[str]:
     """Words the unit writes in code that the question does not use (values left out)."""
     code = " ".join(CODE.findall(unit.block.text))
-    return frozenset(w.lower() for w in WORD.findall(code)) - asked - _LITERALS
+    return frozenset(w.lower() for w in WORD.findall(code)) - asked - LITERALS
 
 
 def _doing(unit: Unit) -> bool:

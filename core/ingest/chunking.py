@@ -430,7 +430,10 @@ def _carried(current: list[_Unit], nxt: _Unit, *, max_chars: int) -> int:
     with that prose (its own lead-in too when there is one).
     The chunk left behind keeps at least one unit, and what moves must fit.
     """
-    if (_is_lead_in(current[-1]) or names_entry(current[-1].text)) and not current[-1].code:
+    if names_entry(current[-1].text) and not current[-1].code:
+        # "The following methods:" then "`open_spider()`": the lead-in goes with the name it gives.
+        carry = 2 if len(current) >= 2 and _is_lead_in(current[-2]) else 1
+    elif _is_lead_in(current[-1]) and not current[-1].code:
         carry = 1
     elif current[-1].code and not nxt.code:
         carry = 2 if len(current) >= 2 and _is_lead_in(current[-2]) else 1

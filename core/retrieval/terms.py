@@ -129,15 +129,20 @@ def quoted_phrases(text: str, *, min_terms: int = 2) -> list[str]:
             if len(span.split()) >= min_terms and len(content_terms(span)) >= min_terms]
 
 
-#: A line that is only a code name: an option with its argument ("`-n NUMBER, --num-workers NUMBER`")
-#: or one word of code ("`warn_unused_ignores`"), as reStructuredText's ``.. option::`` and many
-#: reference pages head the entry described under it. A command ("`npm run build`") is no name.
-_NAME_LINE_RE = re.compile(r"`(?:-[^`\n]{0,78}|[^`\s]{1,80})`")
+#: A line that is only a code name: an option, with its argument or alias after it
+#: ("`-n NUMBER, --num-workers NUMBER`"), or one word of code starting with a letter
+#: ("`warn_unused_ignores`"), as reStructuredText's ``.. option::`` and many reference pages head
+#: the entry described under it. A command ("`npm run build`"), a number, a path ("`./cache`")
+#: or an address is no name.
+_NAME_LINE_RE = re.compile(r"`(?:--?[A-Za-z][^`\n]{0,77}|(?!\w+://)[A-Za-z_$][^`\s]{0,79})`")
+#: Values a line of their own may hold after "Default:": what an entry is set to, not its name.
+LITERALS = frozenset("true false null none nil yes no on off undefined".split())
 
 
 def names_entry(line: str) -> bool:
     """Whether ``line`` is only a code name, the name of the entry written under it."""
-    return _NAME_LINE_RE.fullmatch(line.strip()) is not None
+    line = line.strip()
+    return _NAME_LINE_RE.fullmatch(line) is not None and line.strip("`").casefold() not in LITERALS
 
 
 def tokens(text: str) -> list[str]:

@@ -1012,9 +1012,27 @@ def test_an_entry_headed_by_a_code_name_line_is_quoted_with_that_name() -> None:
     assert text.startswith("`--warn-unused-ignores` [1]\n\nMypy will report an error")
     assert Block("para", "`-n NUMBER, --num-workers NUMBER`").names_entry
     assert Block("para", "`warn_unused_ignores`").names_entry
-    # A command on its own line is no name, nor is prose holding code.
-    assert not Block("para", "`npm run build`").names_entry
-    assert not Block("para", "Run `npm run build` first.").names_entry
+    # A command on its own line is no name, nor a value, a path, an address or prose holding code.
+    for line in ("`npm run build`", "`None`", "`8080`", "`-1`", "`./.yarn/cache`", "`https://x.dev`",
+                 "Run `npm run build` first."):
+        assert not Block("para", line).names_entry, line
+
+
+def test_an_entry_named_by_a_code_line_is_quoted_from_its_own_name() -> None:
+    """Asking for the second of two entries quotes it, not the end of the one above."""
+    page = chunk(1, "Install options.\n\n`-U, --upgrade`\n\nUpgrade all specified packages to the newest "
+                    "available version.\n\n`--no-deps`\n\nDon't install package dependencies.")
+    text = "".join(choose_excerpts("what does --no-deps do", [page]))
+    assert text.startswith("`--no-deps` [1]\n\nDon't install package dependencies.")
+    assert "--upgrade" not in text
+
+
+def test_a_passage_deep_in_an_entry_is_headed_by_its_code_name() -> None:
+    filler = " ".join(f"Stubgen reads module number {i} of the package as it was given." for i in range(8))
+    page = chunk(1, "Flags.\n\n`--no-import`\n\n" + filler + " Without importing, the generated stubs can "
+                    "miss names that are only created at runtime by the module's import side effects.")
+    text = "".join(choose_excerpts("why are runtime names missing from my generated stubs", [page]))
+    assert text.startswith("**`--no-import`**\n\n")
 
 
 def test_a_setting_is_found_by_the_words_its_name_is_made_of() -> None:

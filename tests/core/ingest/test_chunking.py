@@ -250,6 +250,13 @@ def test_an_entry_name_line_stays_with_the_description_it_names() -> None:
                             overlap_chars=0)
     holder = next(c for c in chunks if description[:60] in c.content)
     assert name in holder.content, [c.content[-80:] for c in chunks]
+    # A lead-in giving the name goes with it too.
+    lead = "The following flag shows links:"
+    blocks = [paragraph(rng, 6), code(rng, 12), lead, name, description, paragraph(rng, 3)]
+    chunks = chunk_document(doc([Section(["Flags"], blocks)]), target_chars=900, max_chars=2000,
+                            overlap_chars=0)
+    holder = next(c for c in chunks if description[:60] in c.content)
+    assert f"{lead}\n\n{name}" in holder.content, [c.content[-80:] for c in chunks]
 
 
 def test_a_long_table_is_cut_between_rows_and_every_piece_keeps_its_header() -> None:
