@@ -24,7 +24,6 @@ from core.retrieval.terms import (
     introduces_next,
     names_entry,
     refers_back,
-    with_name_parts,
 )
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
@@ -334,7 +333,7 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     body = lines[1:-1] if fence and lines[-1].strip().startswith(closing) else lines[1:]
     start = _best_window(body, max_code_lines, focus)
     window = body[start:start + max_code_lines]
-    asked = [k for k, line in enumerate(window) if focus.intersection(content_terms(with_name_parts(line)))]
+    asked = [k for k, line in enumerate(window) if focus.intersection(content_terms(line))]
     window = _closed(window, keep=asked[-1] if asked else 0)
     before = ["..."] if start else []
     after = ["..."] if start + len(window) < len(body) else []
@@ -424,7 +423,7 @@ def _best_window(lines: list[str], size: int, focus: frozenset[str]) -> int:
     """
     if not focus:
         return 0
-    held = [focus.intersection(content_terms(with_name_parts(line))) for line in lines]
+    held = [focus.intersection(content_terms(line)) for line in lines]
     df = {t: sum(t in h for h in held) for t in focus}
     weight = {t: rarity(len(lines), d) for t, d in df.items() if d}
     hits = [sum(weight[t] for t in h) for h in held]

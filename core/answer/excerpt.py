@@ -136,7 +136,7 @@ def _unasked_traceback(unit: Unit, weights: dict[str, float]) -> bool:
     if unit.block.kind != "code" or not _TRACEBACK.match(text):
         return False
     lines = [line for line in text.rstrip("`\n").splitlines() if line.strip()]
-    return not (set(unit_terms(lines[-1])) & weights.keys()) if lines else True
+    return not (set(unit_terms(lines[-1], names=False)) & weights.keys()) if lines else True
 
 
 def _render(selected: Sequence[Unit], marker: str, focus: frozenset[str], *, page_url: str) -> str:
@@ -246,7 +246,8 @@ def choose_excerpts(
     asked = content_terms(with_name_parts(question))
     q_list = [t for t in asked if t not in _VAGUE] or asked
     weights = _weights(frozenset(q_list), everything)
-    q_pairs = frozenset(itertools.pairwise(q_list))
+    # Pairs of the words as typed: a name's inserted words would split them.
+    q_pairs = frozenset(itertools.pairwise(t for t in content_terms(question) if t not in _VAGUE))
     scored = _ranked(question, everything, chunks, weights, q_pairs, cosines, code_asked=code_asked)
     if not scored or scored[0][0] <= 0:
         return []

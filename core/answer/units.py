@@ -84,10 +84,14 @@ def quote_key(text: str) -> str:
 
 
 @lru_cache(maxsize=16_384)
-def unit_terms(text: str) -> tuple[str, ...]:
-    # Cached: popular chunks come back question after question. A setting's name counts by its
-    # words too: "minResponseBodyBytes" holds the "min" and "response" of "a min size for responses".
-    return tuple(content_terms(with_name_parts(text)))
+def unit_terms(text: str, *, names: bool = True) -> tuple[str, ...]:
+    """The content terms of a block's text, a compound name's words with it unless ``names`` is off.
+
+    "minResponseBodyBytes" holds the "min" and "response" of "a min size for responses"; code
+    is read whole ("RuntimeError" is no error asked about), and so are word pairs, which the
+    inserted words would split. Cached: popular chunks come back question after question.
+    """
+    return tuple(content_terms(with_name_parts(text) if names else text))
 
 
 #: Prose with something to read: a letter or a digit.
@@ -132,8 +136,8 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
                 pieces = table_rows(block)
             part = block.text if block.is_label or block.names_entry else part
             for piece in pieces:
-                terms = unit_terms(piece.text)
-                pairs = frozenset(itertools.pairwise(terms))
+                terms = unit_terms(piece.text, names=piece.kind != "code")
+                pairs = frozenset(itertools.pairwise(unit_terms(piece.text, names=False)))
                 units.append(Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
                                    pairs=pairs, opens_section=heading, asks=is_asking(piece),
                                    cut=starts_mid_sentence(piece, in_code), part=part))
@@ -172,7 +176,7 @@ def _without_lead_in(unit: Unit) -> list[Unit]:
     sentences = split_prose(unit.block.text) if unit.block.kind == "para" else []
     if not sentences:
         return []
-    if len(frozenset(unit_terms(sentences[-1]))) < LEAD_IN_TERMS:
+    if len(frozenset(unit_terms(sentences[-1], names=False))) < LEAD_IN_TERMS:
         sentences = sentences[:-1]
     else:
         sentences[-1] = sentences[-1].rstrip().removesuffix(":").rstrip() + "."
@@ -181,7 +185,7 @@ def _without_lead_in(unit: Unit) -> list[Unit]:
     text = " ".join(sentences)
     terms = unit_terms(text)
     return [dataclasses.replace(unit, block=Block("para", text), terms=frozenset(terms),
-                                pairs=frozenset(itertools.pairwise(terms)))]
+                                pairs=frozenset(itertools.pairwise(unit_terms(text, names=False))))]
 
 
 def starts_mid_sentence(block: Block, in_code: frozenset[str]) -> bool:

@@ -430,18 +430,27 @@ def _carried(current: list[_Unit], nxt: _Unit, *, max_chars: int) -> int:
     with that prose (its own lead-in too when there is one).
     The chunk left behind keeps at least one unit, and what moves must fit.
     """
-    if names_entry(current[-1].text) and not current[-1].code:
+    last = current[-1]
+    if names_entry(last.text) and not last.code:
         # "The following methods:" then "`open_spider()`": the lead-in goes with the name it gives.
-        carry = 2 if len(current) >= 2 and _is_lead_in(current[-2]) else 1
-    elif _is_lead_in(current[-1]) and not current[-1].code:
-        carry = 1
-    elif current[-1].code and not nxt.code:
-        carry = 2 if len(current) >= 2 and _is_lead_in(current[-2]) else 1
+        heads = _heads(current[:-1], names=False)
+    elif _is_lead_in(last) and not last.code:
+        heads = 0
+    elif last.code and not nxt.code:
+        # "`pyproject.toml`" then its file: the name (and a lead-in giving it) go with the code.
+        heads = _heads(current[:-1], names=True)
     else:
         return 0
-    if carry >= len(current) or len(_render([*current[-carry:], nxt])) > max_chars:
+    if 1 + heads >= len(current):
         return 0
-    return carry
+    return 1 + heads if len(_render([*current[-1 - heads:], nxt])) <= max_chars else 0
+
+
+def _heads(units: list[_Unit], *, names: bool) -> int:
+    """How many of the last ``units`` introduce what follows them: a lead-in, or a name and its lead-in."""
+    if names and units and not units[-1].code and names_entry(units[-1].text):
+        return 1 + _heads(units[:-1], names=False)
+    return 1 if units and _is_lead_in(units[-1]) else 0
 
 
 def _fits(first: list[_Unit], second: list[_Unit], max_chars: int) -> bool:

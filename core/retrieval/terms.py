@@ -160,7 +160,7 @@ def tokens(text: str) -> list[str]:
 #: A compound code name written in camelCase or PascalCase ("minResponseBodyBytes", "HTMLResponse"),
 #: and the words it is made of ("HTML", "Response"; digits stay with their word).
 _COMPOUND_RE = re.compile(r"\b[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")
-_PART_RE = re.compile(r"[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+")
+_PART_RE = re.compile(r"[A-Z]+[0-9]*s?(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+")
 
 
 def with_name_parts(text: str) -> str:
@@ -168,9 +168,10 @@ def with_name_parts(text: str) -> str:
 
     People ask about a setting in words ("a min size before it compresses") that the docs
     only write as one name (``minResponseBodyBytes``); an excerpt reading the name as one word
-    never meets them. All capitals ("HTTP"), a single capital ("Docker") and a one-letter part
-    ("iPhone", "IPv6") make no compound. Search reads the name whole: indexing its words too
-    answered more off-topic questions (BENCHMARKS.md, twenty-fifth pass).
+    never meets them. All capitals ("HTTP", "URLs") and a single capital ("Docker") make no
+    compound, and a one-letter part is left out ("iPhone", "IPv6" give no words). Search reads
+    the name whole: indexing its words too answered more off-topic questions (BENCHMARKS.md,
+    "Twenty-fifth pass").
     """
     def spelled(match: re.Match[str]) -> str:
         parts = [part for part in _PART_RE.findall(match.group()) if len(part) > 1]

@@ -1038,8 +1038,14 @@ def test_a_passage_deep_in_an_entry_is_headed_by_its_code_name() -> None:
 def test_a_setting_is_found_by_the_words_its_name_is_made_of() -> None:
     assert with_name_parts("set minResponseBodyBytes") == "set minResponseBodyBytes min Response Body Bytes"
     assert with_name_parts("HTMLResponse, http2On") == "HTMLResponse HTML Response, http2On http2 On"
-    for word in ("HTTP", "Docker", "iPhone", "IPv6", "snake_case"):
+    for word in ("HTTP", "URLs", "Docker", "iPhone", "IPv6", "snake_case"):
         assert with_name_parts(word) == word
+    # Code is read whole, and word pairs are the words as written.
+    from core.answer.units import read_units
+    code = chunk(2, "Set `nodeLinker` to `pnp`.\n\n```python\nraise RuntimeError('boom')\n```")
+    prose, block = read_units([code])[0]
+    assert "error" not in block.terms and set(content_terms("node linker")) <= prose.terms
+    assert ("nodelinker", "pnp") in prose.pairs
     rows = [("encodings", "The list of compression encodings, in order of preference.", "gzip, br"),
             ("excludedContentTypes", "Content types never compressed, as a list of media types.", ""),
             ("includedContentTypes", "Content types compressed, the only ones when set.", ""),

@@ -257,6 +257,13 @@ def test_an_entry_name_line_stays_with_the_description_it_names() -> None:
                             overlap_chars=0)
     holder = next(c for c in chunks if description[:60] in c.content)
     assert f"{lead}\n\n{name}" in holder.content, [c.content[-80:] for c in chunks]
+    # A name over a code block goes with the code when the code goes on to the prose explaining it.
+    snippet = "```toml\n" + "\n".join(f"option_{i} = true" for i in range(20)) + "\n```"
+    blocks = [paragraph(rng, 3), "`pyproject.toml`", snippet, description]
+    chunks = chunk_document(doc([Section(["Config"], blocks)]), target_chars=300, max_chars=1100,
+                            overlap_chars=0)
+    holder = next(c for c in chunks if snippet in c.content)
+    assert f"`pyproject.toml`\n\n{snippet}" in holder.content, [c.content[-80:] for c in chunks]
 
 
 def test_a_long_table_is_cut_between_rows_and_every_piece_keeps_its_header() -> None:
