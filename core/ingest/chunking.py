@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from core.ingest.fences import Fences
 from core.ingest.loaders import LoadedDocument, Section
-from core.ingest.markdown import DELIMITER_ROW_RE
+from core.ingest.tables import compact_table, table_head, table_pieces
 from core.models import MAX_TEXT_LENGTH, DocumentChunk
 from core.retrieval.terms import introduces_next, names_entry
 
@@ -230,47 +230,15 @@ def _units(blocks: list[str], *, target_chars: int) -> list[_Unit]:
     for block in blocks:
         if is_code_block(block):
             units.extend(_Unit(piece, _PARAGRAPH, code=True) for piece in _cap_code(block))
-        elif len(block) <= target_chars:
-            units.append(_Unit(block, _PARAGRAPH, table=_table_head(block) is not None))
-        elif (rows := _table_pieces(block, target_chars)) is not None:
+        elif len(block := compact_table(block)) <= target_chars:
+            units.append(_Unit(block, _PARAGRAPH, table=table_head(block) is not None))
+        elif (rows := table_pieces(block, target_chars)) is not None:
             units.extend(_Unit(piece, _PARAGRAPH, table=True) for piece in rows)
         else:
             pieces = _split_prose(block, target_chars)
             units.append(_Unit(pieces[0][0], _PARAGRAPH))
             units.extend(_Unit(text, joiner) for text, joiner in pieces[1:])
     return units
-
-
-def _table_pieces(block: str, limit: int) -> list[str] | None:
-    """A long table cut between rows, each piece under the table's header; None for no table.
-
-    Rows without their header read as a row of unnamed values, in a chunk and in an answer.
-    """
-    head = _table_head(block)
-    if head is None:
-        return None
-    header, rows = head
-    if not rows or max(len(row) for row in rows) + len(header) + 1 > limit:
-        return None  # a row too long to go under the header: cut as prose
-    pieces: list[str] = []
-    current: list[str] = []
-    size = len(header)
-    for row in rows:
-        if current and size + len(row) + 1 > limit:
-            pieces.append("\n".join([header, *current]))
-            current, size = [], len(header)
-        current.append(row)
-        size += len(row) + 1
-    pieces.append("\n".join([header, *current]))
-    return pieces
-
-
-def _table_head(block: str) -> tuple[str, list[str]] | None:
-    """A table's header and delimiter rows (``| a | b |`` over ``|---|---|``) and its rows, or None."""
-    lines = block.split("\n", 2)
-    if len(lines) < 2 or "|" not in lines[0] or not DELIMITER_ROW_RE.match(lines[1]):
-        return None
-    return "\n".join(lines[:2]), lines[2].split("\n") if len(lines) > 2 else []
 
 
 def _split_prose(text: str, limit: int) -> list[tuple[str, str]]:

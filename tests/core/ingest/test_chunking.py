@@ -279,6 +279,21 @@ def test_a_long_table_is_cut_between_rows_and_every_piece_keeps_its_header() -> 
     assert quoted == rows  # every row once, in order
 
 
+def test_a_table_padded_to_align_is_cut_between_rows_under_its_compact_header() -> None:
+    wide = 700
+    header = f"| {'Field'.ljust(wide)} | Default |\n|:{'-' * wide}-|:--------|"
+    said = "What the option does, said at some length, as reference tables do for every setting they list."
+    rows = [f"| `option{i}` {' ' * 40}| {said} {' ' * 300}| {i}  |" for i in range(24)]
+    chunks = chunk_document(doc([Section(["Options"], ["\n".join([header, *rows])])]), target_chars=1200,
+                            max_chars=2000)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        assert chunk.content.startswith("| Field | Default |\n|:---|:---|\n| `option"), chunk.content[:80]
+        assert "  " not in chunk.content
+    assert [line.split("`")[1] for c in chunks for line in c.content.split("\n")[2:]] == [
+        f"option{i}" for i in range(24)]
+
+
 def test_a_line_of_pipes_is_no_table_and_cut_at_once() -> None:
     chunks = chunk_document(doc([Section(["Pipes"], ["a|" * 50_000])]))  # 5.6 s when read as a table
     assert "".join(c.content for c in chunks).count("a|") >= 50_000
