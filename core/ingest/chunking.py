@@ -28,7 +28,8 @@ from core.models import MAX_TEXT_LENGTH, DocumentChunk
 from core.retrieval.terms import introduces_next, names_entry
 
 #: Bump whenever chunk boundaries or texts change, so every document is re-ingested (6: an entry's
-#: name on its own line goes to the next chunk with what it names, or with the code under it).
+#: name on its own line goes to the next chunk with what it names, or with the code under it; a
+#: table's alignment padding goes).
 CHUNKER_VERSION = "6"
 #: Sections shorter than this are merged with their neighbour.
 MIN_SECTION_CHARS = 200

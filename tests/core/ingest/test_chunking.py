@@ -80,7 +80,7 @@ def test_content_hash_follows_bytes_version_and_settings() -> None:
 
 def test_stored_fingerprints_stay_as_they_were() -> None:
     # Pinned: a change here re-embeds every page of every collection at the next ingest
-    # (chunker 6: an entry's name line goes with what it names).
+    # (chunker 6: an entry's name line goes with what it names; a table's padding goes).
     page = LoadedDocument(source_document="guide/install.md", title="Install", url="https://x.dev/guide/install",
                           sections=[Section(["Install"], ["Run it."])], raw_sha256="ab" * 32, tags=["setup"])
     assert document_hash(page) == "0ed82c0e61d1f2206fa2a3f5f1b438d909e03f48b0c1585f0db3e85b421cde29"
