@@ -294,6 +294,13 @@ def test_a_table_padded_to_align_is_cut_between_rows_under_its_compact_header() 
         f"option{i}" for i in range(24)]
 
 
+def test_a_long_run_of_spaces_in_a_table_is_shrunk_at_once() -> None:
+    # A run not ending at a pipe: 90 s when every one of its spaces started a new try.
+    table = "| a | b |\n|---|---|\n| x" + " " * 100_000 + "x |\n| y" + " " * 100_000 + "| z |"
+    chunks = chunk_document(doc([Section(["T"], [table])]))
+    assert "| y | z |" in "".join(c.content for c in chunks)
+
+
 def test_a_line_of_pipes_is_no_table_and_cut_at_once() -> None:
     chunks = chunk_document(doc([Section(["Pipes"], ["a|" * 50_000])]))  # 5.6 s when read as a table
     assert "".join(c.content for c in chunks).count("a|") >= 50_000
