@@ -110,6 +110,11 @@ class Block:
         return self.kind == "para" and names_entry(self.text)
 
     @property
+    def heads_entry(self) -> bool:
+        """A line naming what the blocks under it describe: a label ("href") or a code name."""
+        return self.is_label or self.names_entry
+
+    @property
     def code_title(self) -> str:
         """What a code block's fence titles it ("npm", "pyproject.toml"; "" for none or no code)."""
         return plain_fence(self.text.split("\n", 1)[0])[1] if self.kind == "code" else ""

@@ -295,8 +295,8 @@ def _assemble(passages: Sequence[Sequence[Unit]], chunks: Sequence[RetrievedChun
     named: set[tuple[str, str, str | None]] = set()
     for p in _reading_order(passages, chunks):
         chunk = chunks[p[0].chunk]
-        text = "" if all(u.block.is_label for u in p) else _render(p, f"[{p[0].chunk + 1}]", focus,
-                                                                    page_url=chunk.url)
+        text = "" if all(u.block.heads_entry for u in p) else _render(p, f"[{p[0].chunk + 1}]", focus,
+                                                                        page_url=chunk.url)
         # A small section merged into a chunk keeps its heading as a label line ("nodeLinker"): the
         # passage under one is that entry's, whatever the chunk's section names.
         name = entry_name(p[0].part) if p[0].part else entry_name(chunk.section)

@@ -106,13 +106,8 @@ def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:
     A reference entry's name and its "Type: boolean" or "Default: `0`" lines say nothing of
     what the option does: the paragraph after them does, whatever words it uses.
     """
-    return (nxt.block.kind == "para" and not nxt.block.is_label and _names(quoted[0].block)
-            and all(_names(u.block) or u.block.kind == "list" or _is_field(u.block) for u in quoted))
-
-
-def _names(block: Block) -> bool:
-    """A reference entry's name: a label ("href") or a line of code ("`--no-import`")."""
-    return block.is_label or block.names_entry
+    return (nxt.block.kind == "para" and not nxt.block.is_label and quoted[0].block.heads_entry
+            and all(u.block.heads_entry or u.block.kind == "list" or _is_field(u.block) for u in quoted))
 
 
 def _is_field(block: Block) -> bool:
@@ -128,12 +123,12 @@ def _label_above(units: Sequence[Unit], start: int) -> int:
     to."; "`--no-import`", then "Stubgen will not try to import") says what it describes only in
     its label; a short line between them comes too.
     """
-    if _names(units[start].block):
+    if units[start].block.heads_entry:
         return start  # a name opens its own entry: the one above is another's
     for above in (start - 1, start - 2):
         if above < 0 or units[above + 1].opens_section:
             return start
-        if _names(units[above].block):
+        if units[above].block.heads_entry:
             between = units[above + 1:start]
             return above if all(len(u.block.text) <= 2 * LABEL_CHARS for u in between) else start
     return start

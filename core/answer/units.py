@@ -134,7 +134,7 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
                 # ... and a long table row by row, each under its header: a table of every option
                 # holds some of any question's words in rows that have nothing to do with it.
                 pieces = table_rows(block)
-            part = block.text if block.is_label or block.names_entry else part
+            part = block.text if block.heads_entry else part
             for piece in pieces:
                 terms = unit_terms(piece.text, names=piece.kind != "code")
                 pairs = frozenset(itertools.pairwise(unit_terms(piece.text, names=False)))
