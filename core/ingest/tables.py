@@ -18,14 +18,28 @@ def compact_table(block: str) -> str:
 
     Docs align their tables for the source's readers: a delimiter row of 775 dashes and a
     header padded to match made one of Traefik's tables too wide to cut between rows under its
-    header, so it was cut as prose, mid-row. Only a block the table opens is read (one under a
-    lead-in line in the same block is left as it is).
+    header, so it was cut as prose, mid-row. Only a block the table opens is read (a table under
+    a lead-in line of the same block is split from it first, by :func:`table_apart`).
     """
     if table_head(block) is None:
         return block
     lines = block.split("\n")
     lines[1] = _LONG_DASHES_RE.sub("---", lines[1])
     return "\n".join(_PADDING_RE.sub(" ", line) for line in lines)
+
+
+def table_apart(block: str) -> list[str]:
+    """``block`` as the prose above a table and the table, or as it is when no table starts inside it.
+
+    GFM lets a table interrupt a paragraph ("Options:" on the line above its header), so the
+    loaders can hand over both as one block; read as one, the table was neither compacted nor
+    cut between its rows.
+    """
+    lines = block.split("\n")
+    for i in range(1, len(lines) - 1):
+        if "|" in lines[i] and DELIMITER_ROW_RE.match(lines[i + 1]) and lines[i - 1].strip():
+            return ["\n".join(lines[:i]), "\n".join(lines[i:])]
+    return [block]
 
 
 def table_pieces(block: str, limit: int) -> list[str] | None:

@@ -20,6 +20,7 @@ from core.ingest.chunking import (
 )
 from core.ingest.loaders import LoadedDocument, Section
 from core.ingest.markdown import parse_markdown
+from core.ingest.tables import table_apart
 
 WORDS = ["robot", "node", "topic", "sensor", "actuator", "message", "frame", "joint", "planner",
          "camera", "lidar", "controller", "gazebo", "simulation", "parameter", "service"]
@@ -80,10 +81,10 @@ def test_content_hash_follows_bytes_version_and_settings() -> None:
 
 def test_stored_fingerprints_stay_as_they_were() -> None:
     # Pinned: a change here re-embeds every page of every collection at the next ingest
-    # (chunker 6: an entry's name line goes with what it names; a table's padding goes).
+    # (chunker 7: a table under a lead-in line of its block is split from it).
     page = LoadedDocument(source_document="guide/install.md", title="Install", url="https://x.dev/guide/install",
                           sections=[Section(["Install"], ["Run it."])], raw_sha256="ab" * 32, tags=["setup"])
-    assert document_hash(page) == "0ed82c0e61d1f2206fa2a3f5f1b438d909e03f48b0c1585f0db3e85b421cde29"
+    assert document_hash(page) == "70f1f20064a68a9c757b8ef81279e16a4dca03c1141519f855c1725c276a052e"
     assert document_hash(replace(page, parser="rst-1")) != document_hash(page)
 
 
@@ -292,6 +293,25 @@ def test_a_table_padded_to_align_is_cut_between_rows_under_its_compact_header() 
         assert "  " not in chunk.content
     assert [line.split("`")[1] for c in chunks for line in c.content.split("\n")[2:]] == [
         f"option{i}" for i in range(24)]
+
+
+def test_a_table_under_a_lead_in_line_of_its_block_is_cut_between_rows_under_its_header() -> None:
+    # GFM lets a table interrupt a paragraph: the loaders hand over "Options:" and the table as one block.
+    rows = [f"| `option{i}`      | what option {i} does, in a few words      |" for i in range(60)]
+    header = ["| name        | meaning      |", "|-------------|--------------|"]
+    block = "\n".join(["The options:", *header, *rows])
+    chunks = chunk_document(doc([Section(["Options"], [block])]), target_chars=800, max_chars=1200)
+    assert chunks[0].content.startswith("The options:\n\n| name | meaning |\n|---|---|\n| `option0` ")
+    for chunk in chunks[1:]:
+        assert chunk.content.startswith("| name | meaning |\n|---|---|\n| `option"), chunk.content[:60]
+    quoted = [line for c in chunks for line in c.content.split("\n") if line.startswith("| `option")]
+    assert len(quoted) == 60
+
+
+def test_a_line_with_a_pipe_over_a_row_of_dashes_in_prose_only_splits_where_a_table_starts() -> None:
+    assert table_apart("a | b\n|---|---|\n| 1 | 2 |") == ["a | b\n|---|---|\n| 1 | 2 |"]
+    assert table_apart("Use it:\na | b\n--- | ---\n1 | 2") == ["Use it:", "a | b\n--- | ---\n1 | 2"]
+    assert table_apart("no table | here\nat all") == ["no table | here\nat all"]
 
 
 def test_a_long_run_of_spaces_in_a_table_is_shrunk_at_once() -> None:
