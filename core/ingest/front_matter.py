@@ -1,8 +1,9 @@
-"""YAML-ish front matter (between ``---`` lines): the keys docs use, without a YAML parser."""
+"""Front matter: YAML-ish (between ``---`` lines, the keys docs use, without a YAML parser) or TOML."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from typing import Any
 
 _FM_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*:(?:\s+(.*?))?\s*$")
@@ -16,9 +17,14 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
     ``# comments``, inline lists ``[a, "b c"]`` and block lists (``- item``; an
     item written as ``label: x`` gives ``x``). Nested maps are skipped.
 
+    TOML front matter (between ``+++`` lines, as Hugo and Zola sites write it) is read by
+    :mod:`tomllib`; when it does not parse it still goes, with no keys.
+
     Returns:
         (front matter as a dict, the text after it); ``({}, text)`` when there is none.
     """
+    if text.startswith("+++"):
+        return _toml_front_matter(text)
     if not text.startswith("---"):
         return {}, text
     lines = text.split("\n")
@@ -50,6 +56,19 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
             continue  # nested map lines and multi-line scalars are not needed
         key, raw_value = match.group(1), match.group(2) or ""
         data[key] = _fm_value(raw_value) if raw_value else None
+    return data, "\n".join(lines[end + 1 :])
+
+
+def _toml_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    lines = text.split("\n")
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "+++"), None)
+    if lines[0].strip() != "+++" or end is None:
+        return {}, text
+    try:
+        data = tomllib.loads("\n".join(lines[1:end]))
+    except tomllib.TOMLDecodeError:
+        # Shown as the page's opening text it was worse than lost: every answer from the page opened with it.
+        data = {}
     return data, "\n".join(lines[end + 1 :])
 
 

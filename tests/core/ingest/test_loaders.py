@@ -88,6 +88,23 @@ def test_front_matter_absent_or_unclosed_leaves_text_alone() -> None:
     assert parse_front_matter("---\ntitle: x\nno end\n")[0] == {}
 
 
+def test_toml_front_matter_gives_the_title_and_goes_from_the_text(tmp_path: Path) -> None:
+    page = tmp_path / "headers" / "hx-redirect.md"
+    page.parent.mkdir()
+    page.write_text('+++\ntitle = "HX-Redirect Response Header"\ndescription = """\\\n  Send the browser \\\n'
+                    '  elsewhere."""\n[extra]\ntable_of_contents = true\n+++\n\nThe header redirects.\n',
+                    encoding="utf-8")
+    doc = load_file(page, root=tmp_path)
+    assert doc.title == "HX-Redirect Response Header"
+    assert doc.front_matter["description"] == "Send the browser elsewhere."
+    assert "+++" not in "".join(b for s in doc.sections for b in s.blocks)
+
+
+def test_toml_front_matter_that_does_not_parse_still_goes() -> None:
+    assert parse_front_matter('+++\ntitle = "unclosed\n+++\nbody\n') == ({}, "body\n")
+    assert parse_front_matter("+++\ntitle = 'x'\nno end\n") == ({}, "+++\ntitle = 'x'\nno end\n")
+
+
 def test_mdx_is_stripped_but_text_kept(tmp_path: Path) -> None:
     page = tmp_path / "concepts" / "nodes.mdx"
     page.parent.mkdir()
