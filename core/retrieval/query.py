@@ -207,6 +207,8 @@ def _english_correction(word: str) -> str | None:
 
 
 _NAME_RE = re.compile(r"[a-z]{4,}")
+#: An aside: words in parentheses, or the word an "e.g." gives.
+_ASIDE = re.compile(r"\([^()\n]{1,40}\)|\be\.?g\.?,?\s+[\w.-]+", re.IGNORECASE)
 
 
 def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
@@ -225,6 +227,9 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     """
     if lexicon.empty:
         return []
+    # A name given as an aside ("init a js lib (datepicker)", "e.g. flatpickr") is the writer's
+    # own stack, what the question is asked from, not what it asks about.
+    text = _ASIDE.sub(" ", text)
     english = english_words()
     names: list[str] = []
     for word in dict.fromkeys(w for token in tokens(text) for w in re.split(r"['\u2019.]", token)):

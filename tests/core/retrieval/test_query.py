@@ -153,6 +153,12 @@ def test_names_neither_the_docs_nor_english_know_are_found() -> None:
     assert unknown_names(text, Lexicon()) == []  # no lexicon yet: nothing is known, nothing named
 
 
+def test_a_name_given_as_an_aside_is_the_writers_stack_not_what_is_asked() -> None:
+    assert unknown_names("where do i init a js lib (datepicker) on swapped html?", LEXICON) == []
+    assert unknown_names("a lib, e.g. flatpickr, on gazebo's pages", LEXICON) == []
+    assert unknown_names("can i swap gazebo for mujoco (we use grpc)?", LEXICON) == ["mujoco"]
+
+
 def test_a_word_the_docs_hyphenate_is_known_written_solid() -> None:
     lexicon = Lexicon(chunks=10, words={"call-outs": 2, "pop-up": 1, "gazebo": 3})
     assert lexicon.knows("callout") and lexicon.knows("popups") and not lexicon.knows("mujoco")
