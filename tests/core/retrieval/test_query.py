@@ -154,8 +154,9 @@ def test_names_neither_the_docs_nor_english_know_are_found() -> None:
 
 
 def test_a_name_given_as_an_aside_is_the_writers_stack_not_what_is_asked() -> None:
-    assert unknown_names("where do i init a js lib (datepicker) on swapped html?", LEXICON) == []
-    assert unknown_names("a lib, e.g. flatpickr, on gazebo's pages", LEXICON) == []
+    assert unknown_names("where do i start a turtlebot in gazebo?", LEXICON) == ["turtlebot"]
+    assert unknown_names("where do i start a robot (turtlebot) in gazebo?", LEXICON) == []
+    assert unknown_names("a planner, e.g. navfn, on gazebo's robots", LEXICON) == []
     assert unknown_names("can i swap gazebo for mujoco (we use grpc)?", LEXICON) == ["mujoco"]
 
 
