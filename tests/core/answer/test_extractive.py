@@ -1240,3 +1240,13 @@ def test_a_passage_finishes_its_section_by_a_last_block_sharing_words(last: str,
     weights = {t: 1.0 for t in content_terms("monorepo linked package")}
     quoted = [u.block.text for u in grow(units, 0, weights)]
     assert (last in quoted) is finished and not any("cached" in q for q in quoted)
+
+
+def test_a_chunks_cut_first_words_never_lead_in_the_list_that_answers() -> None:
+    # The overlap's tail ("the requests queued before it ...") opens the chunk; it introduces nothing.
+    listed = ("- `drop` ignores a new request while one is in flight\n"
+              "- `abort` cancels the request in flight\n"
+              "- `replace` cancels the request in flight and sends the new one")
+    page = chunk(2, f"the requests queued before it, in the order they came.\n\n{listed}")
+    excerpts = choose_excerpts("can it ignore a new request while one is in flight?", [page])
+    assert excerpts[0].startswith("- `drop`"), excerpts[0]
