@@ -207,8 +207,10 @@ def _english_correction(word: str) -> str | None:
 
 
 _NAME_RE = re.compile(r"[a-z]{4,}")
-#: An aside: words in parentheses, or the word an "e.g." gives.
-_ASIDE = re.compile(r"\([^()\n]{1,40}\)|\be\.?g\.?,?\s+[\w.-]+", re.IGNORECASE)
+#: An aside naming the writer's own instance of what the sentence names: one or two words in
+#: parentheses ("a js lib (datepicker)"), or the word an "e.g." gives. A longer parenthesis says
+#: what is asked ("trusted publishing (oidc, no token)").
+_ASIDE = re.compile(r"\(\s*[\w.-]+(?:\s+[\w.-]+)?\s*\)|\be\.?g\.?,?\s+[\w.-]+", re.IGNORECASE)
 
 
 def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:

@@ -157,7 +157,9 @@ def test_a_name_given_as_an_aside_is_the_writers_stack_not_what_is_asked() -> No
     assert unknown_names("where do i start a turtlebot in gazebo?", LEXICON) == ["turtlebot"]
     assert unknown_names("where do i start a robot (turtlebot) in gazebo?", LEXICON) == []
     assert unknown_names("a planner, e.g. navfn, on gazebo's robots", LEXICON) == []
-    assert unknown_names("can i swap gazebo for mujoco (we use grpc)?", LEXICON) == ["mujoco"]
+    assert unknown_names("can i swap gazebo for mujoco (grpc)?", LEXICON) == ["mujoco"]
+    # A longer parenthesis says what is asked.
+    assert unknown_names("robot planner (mujoco, no gazebo)?", LEXICON) == ["mujoco"]
 
 
 def test_a_word_the_docs_hyphenate_is_known_written_solid() -> None:
