@@ -47,6 +47,7 @@ _ROLE_NAME = re.compile(r"\{(?P<name>[a-z][\w:+.-]*)\}$")
 #: Attributes after a link or image: ``[text](url){.external}``, ``![img](a.png){w=500px}``.
 _ATTRIBUTES = re.compile(r"(?<=[)\]])\{(?:[.#][\w-]+|\w+=[^{}\s]+)(?:[ \t]+(?:[.#][\w-]+|\w+=[^{}\s]+))*\}")
 _TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*$")
+_TARGET_LINE = re.compile(_TARGET.pattern, re.MULTILINE)
 _COMMENT = re.compile(r"^[ \t]*%")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:")
 #: Directives with no prose of the page, on top of Sphinx's own (``SKIPPED_DIRECTIVES``).
@@ -66,8 +67,12 @@ _MAX_ROLE_NAME = 64
 
 
 def looks_like_myst(text: str) -> bool:
-    """Whether ``text`` uses MyST's directive fences, roles or link attributes (plain Markdown never does)."""
+    """Whether ``text`` uses MyST's directive fences, roles, link attributes or targets (Markdown never does).
+
+    A page whose only MyST is its ``(label)=`` target lines showed them in answers.
+    """
     return (_DIRECTIVE_FENCE.search(text) is not None or _ATTRIBUTES.search(text) is not None
+            or _TARGET_LINE.search(text) is not None
             or any(_roles(line) != line for line in text.split("\n") if "}`" in line))
 
 

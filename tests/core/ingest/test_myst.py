@@ -123,6 +123,13 @@ def test_a_page_with_roles_only_is_myst() -> None:
     assert looks_like_myst("Call {py:func}`connect` first.") and not looks_like_myst("Call `connect` first.")
 
 
+def test_a_page_with_targets_only_is_myst_and_its_targets_go() -> None:
+    page = "(labels/line-length)=\n\n### Line length\n\nIt defaults to 88 characters."
+    assert looks_like_myst(page)
+    assert "(labels/" not in myst_to_markdown(page)
+    assert not looks_like_myst("See (this)= that, in a sentence.")
+
+
 def test_plain_markdown_and_mdx_are_not_read_as_myst(tmp_path: Path) -> None:
     # FastAPI's heading ids, code includes and path parameters, a shell's braces, JSX: none is MyST.
     plain = ("# Title { #title }\n\n{* ../src/app.py hl[3] *}\n\n"
