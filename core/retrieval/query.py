@@ -384,6 +384,23 @@ def docs_compounds(text: str, lexicon: Lexicon, *, typed: str = "") -> str:
     return f"{text} {' '.join(extra)}" if extra else text
 
 
+#: What joins the parts of a compound word as chat writes it: "pre-comit", "read/wirte".
+_JOINS = re.compile(r"([-/])")
+
+
+def _correct_parts(word: str, lexicon: Lexicon) -> str | None:
+    """``word`` with the misspelt parts of a hyphen- or slash-joined compound corrected, else None.
+
+    ``correct_word`` reads words of letters only, so "pre-comit" kept its typo, and a word the
+    docs never write sank the question's answerability ("pre-commit" is in every page of a hook).
+    """
+    if not _JOINS.search(word) or word in lexicon.words:
+        return None
+    parts = _JOINS.split(word)
+    fixed = [part if part in "-/" else (correct_word(part, lexicon) or part) for part in parts]
+    return "".join(fixed) if fixed != parts else None
+
+
 def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
     """``text`` without filler, with shorthand spelt out and typos corrected; and the corrections."""
     kept: list[str] = []
@@ -400,7 +417,7 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
             spelt.add(SHORTHAND[word])  # once: "env" -> "env environment", the docs' word mostly
             core = raw.rstrip(".,!?;:")
             raw = f"{core} {SHORTHAND[word]}{raw[len(core):]}"
-        fixed = correct_word(word, lexicon) if word not in STOPWORDS else None
+        fixed = None if word in STOPWORDS else correct_word(word, lexicon) or _correct_parts(word, lexicon)
         if fixed is not None:
             corrections[word] = fixed
             raw = raw.lower().replace(word, fixed)

@@ -181,6 +181,14 @@ def test_filler_is_left_out_and_typos_fixed() -> None:
     assert "simulation" in analysis.text and analysis.corrections == {"simulaton": "simulation"}
 
 
+def test_a_typo_inside_a_compound_is_fixed_part_by_part() -> None:
+    analysis = understand("how do i run the gazebo-simulaton with a ubuntu/binaires setup?", LEXICON)
+    assert "gazebo-simulation" in analysis.text and "ubuntu/binaries" in analysis.text
+    assert analysis.corrections == {"gazebo-simulaton": "gazebo-simulation",
+                                    "ubuntu/binaires": "ubuntu/binaries"}
+    assert "and/or" in understand("install and/or simulation", LEXICON).text  # nothing misspelt: kept
+
+
 @pytest.mark.parametrize("message", [
     "thanks!! that fixed it 🙏", "hey bot hows it going", "ty!", "yo",
     # Asking whether someone is there ("around" alone is no small talk: "how do i get around it?").
