@@ -14,6 +14,7 @@ from core.answer.blocks import parse_blocks
 from core.answer.citations import neutralize_mentions
 from core.answer.excerpt import choose_excerpts
 from core.answer.links import shown_links
+from core.models import RetrievedChunk
 from core.protocols import Generation, GenerationRequest, SearchFn
 from core.retrieval.retriever import CosineFn
 
@@ -66,19 +67,24 @@ class ExtractiveGenerator:
         question = request.search_text or request.query.query_text
         excerpts = choose_excerpts(question, chunks, max_chunks=self.max_chunks,
                                    max_sources=self.max_sources, cosines=self.cosines)
-        if excerpts:
-            text = "\n\n".join(excerpts)
-        else:
-            # Nothing shares a word with the question: quote the top chunk's first prose rather
-            # than saying nothing, still cited (its code may be an include of a file not there).
-            # A label ("Center of Mass (CoM)", a heading kept as a line) says nothing alone.
-            prose = (b.text for b in parse_blocks(chunks[0].content)
-                     if b.kind in ("para", "list") and not b.is_label)
-            opening = next(prose, "")
-            first = _SPACE_RE.sub(" ", shown_links(opening, page_url=chunks[0].url)).strip()
-            snippet = first if len(first) <= 300 else first[:300].rsplit(" ", 1)[0] + " …"
-            text = f"{snippet or chunks[0].title} [1]"
+        text = "\n\n".join(excerpts) if excerpts else _opening(chunks[: self.max_chunks])
         # Quoted text comes from documents, which anyone may have written: never let
         # it ping a channel.
         return Generation(text=neutralize_mentions(text), chunks=chunks, model_used=self.name,
                           retrieval_used=True)
+
+
+def _opening(chunks: list[RetrievedChunk]) -> str:
+    """The first prose of the best chunk holding any, cited: what to say when no block shares a word.
+
+    Rather than saying nothing; its code may be an include of a file not there. A label ("Center
+    of Mass (CoM)", a heading kept as a line) says nothing alone, and nor does a page's title: a
+    chunk of code only (a canned reply in a text fence) answered "Issue triage [1]".
+    """
+    for n, chunk in enumerate(chunks, start=1):
+        prose = (b.text for b in parse_blocks(chunk.content) if b.kind in ("para", "list") and not b.is_label)
+        opening = _SPACE_RE.sub(" ", shown_links(next(prose, ""), page_url=chunk.url)).strip()
+        if opening:
+            snippet = opening if len(opening) <= 300 else opening[:300].rsplit(" ", 1)[0] + " …"
+            return f"{snippet} [{n}]"
+    return f"{chunks[0].title} [1]"

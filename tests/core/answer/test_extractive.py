@@ -167,6 +167,9 @@ async def test_nothing_in_common_falls_back_to_a_cited_snippet() -> None:
     labelled = chunk(1, "Center of Mass (CoM)\n\nThe point where the robot's whole mass acts.")
     result = await ExtractiveGenerator().generate(request("why?", [labelled]), search=no_search)
     assert result.text == "The point where the robot's whole mass acts. [1]"
+    # A chunk of code only, then one with prose: the prose, not the first page's title.
+    result = await ExtractiveGenerator().generate(request("zebra", [code, labelled]), search=no_search)
+    assert result.text == "The point where the robot's whole mass acts. [2]"
 
 
 @pytest.mark.parametrize(("line", "label"), [
