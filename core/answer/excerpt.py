@@ -26,6 +26,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
+from core.answer.asked import question_sentences
 from core.answer.blocks import Block, rarity, render_block, table_header_lines
 from core.answer.examples import asks_for_example, without_example_request
 from core.answer.links import shown_links
@@ -77,6 +78,10 @@ SEMANTIC_DEPTH = 12
 #: Asked for an example ("can you show an example?"), code sharing the question's words gains this
 #: much: as much as a heading naming the asked thing.
 W_CODE_ASKED = 0.15
+#: A word only the message's other sentences hold ("users keep double clicking submit. can it
+#: disable the button?") weighs this share of its rarity: it tells why, the question what.
+#: Measured on 46 sets: 0.5 fact +4 and follow-up fact +1 (11 answers gained, 6 lost); 0.25 -1.
+CONTEXT_SHARE = 0.5
 
 
 #: A sentence this long or longer, quoted already inside a longer block, is not quoted again.
@@ -93,6 +98,21 @@ def _weights(question_terms: frozenset[str], units: Sequence[Unit]) -> dict[str,
     n = max(1, len(units))
     df = {t: sum(1 for u in units if t in u.terms) for t in question_terms}
     return {t: rarity(n, d) for t, d in df.items() if d}
+
+
+def _asked_first(question: str, weights: dict[str, float]) -> dict[str, float]:
+    """``weights`` with the words of the message's sentences that do not ask brought down.
+
+    Rare among the blocks read, a word of the story around a question ("want", "keep", "users")
+    outweighed what it asks about, held by every block retrieved, and chose the passage.
+    """
+    asked = question_sentences(question)
+    if asked is None:
+        return weights
+    core = frozenset(content_terms(with_name_parts(asked)))
+    if not core & weights.keys():
+        return weights
+    return {t: w if t in core else w * CONTEXT_SHARE for t, w in weights.items()}
 
 
 def _score(
@@ -245,7 +265,7 @@ def choose_excerpts(
         question = f"{without_example_request(question)} example"
     asked = content_terms(with_name_parts(question))
     q_list = [t for t in asked if t not in _VAGUE] or asked
-    weights = _weights(frozenset(q_list), everything)
+    weights = _asked_first(question, _weights(frozenset(q_list), everything))
     # Pairs of the words as typed: a name's inserted words would split them.
     q_pairs = frozenset(itertools.pairwise(t for t in content_terms(question) if t not in _VAGUE))
     scored = _ranked(question, everything, chunks, weights, q_pairs, cosines, code_asked=code_asked)

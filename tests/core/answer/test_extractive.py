@@ -1253,3 +1253,11 @@ def test_a_chunks_cut_first_words_never_lead_in_the_list_that_answers() -> None:
     page = chunk(2, f"the requests queued before it, in the order they came.\n\n{listed}")
     excerpts = choose_excerpts("can it ignore a new request while one is in flight?", [page])
     assert excerpts[0].startswith("- `drop`"), excerpts[0]
+
+
+def test_the_sentence_that_asks_chooses_the_passage_over_the_story_around_it() -> None:
+    asked = "Set `disabled-elt` to disable the button while the request runs."
+    filler = "A request is sent when the button is clicked, and the response is swapped in."
+    pages = [chunk(1, f"Users keep double clicking.\n\n{filler}"), chunk(2, f"{filler}\n\n{asked}")]
+    message = "users keep double clicking submit. can htmx disable the button while the request runs?"
+    assert choose_excerpts(message, pages)[0].startswith(asked)
