@@ -52,14 +52,14 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
     start, end = best, best + 1
     # What comes before a section's first block belongs to another section; a chunk's cut first
     # words (the overlap's tail) read as a fragment, whatever they would lead in.
-    leads = best > 0 and not units[best].opens_section and not units[best - 1].cut
-    before = units[best - 1].block if leads else None
+    overlap = best > 0 and units[best - 1].cut and units[best - 1].position == 0
+    before = units[best - 1].block if best > 0 and not units[best].opens_section and not overlap else None
     if before is not None and (
         (units[best].block.is_body and before.kind == "para")  # what the list or command is for
         or (units[best].block.kind == "para" and before.kind == "code"  # code first, then its explanation
             and before.text.count("\n") <= 16)
         # "This tool ..." names its tool the block before (a chunk's cut first words do not)
-        or (units[best].block.continues and before.kind in ("para", "list"))
+        or (units[best].block.continues and before.kind in ("para", "list") and not units[best - 1].cut)
     ):
         start = best - 1
         if (units[start].block.kind == "code" and start > 0 and not units[start].opens_section

@@ -11,7 +11,7 @@ _FM_ITEM = re.compile(r"^\s+-\s*(.*?)\s*$")
 
 
 def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """Split YAML-ish front matter (between ``---`` lines) from the body.
+    """Split front matter, YAML-ish between ``---`` lines or TOML between ``+++`` ones, from the body.
 
     Only what docs use is understood: ``key: value`` with optional quotes and
     ``# comments``, inline lists ``[a, "b c"]`` and block lists (``- item``; an
@@ -60,15 +60,20 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
 
 
 def _toml_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """TOML front matter between ``+++`` lines, and the text after it; ``({}, text)`` without it."""
     lines = text.split("\n")
     end = next((i for i in range(1, len(lines)) if lines[i].strip() == "+++"), None)
     if lines[0].strip() != "+++" or end is None:
         return {}, text
     try:
-        data = tomllib.loads("\n".join(lines[1:end]))
-    except tomllib.TOMLDecodeError:
+        # The loader evens out line ends only after this; tomllib refuses a bare "\r".
+        data = tomllib.loads("\n".join(line.rstrip("\r") for line in lines[1:end]))
+    except (tomllib.TOMLDecodeError, RecursionError):  # nested thousands deep, tomllib recurses
         # Shown as the page's opening text it was worse than lost: every answer from the page opened with it.
         data = {}
+    taxonomies = data.get("taxonomies")
+    if "tags" not in data and isinstance(taxonomies, dict) and "tags" in taxonomies:
+        data["tags"] = taxonomies["tags"]  # Zola keeps a page's tags under [taxonomies]
     return data, "\n".join(lines[end + 1 :])
 
 

@@ -47,7 +47,8 @@ _ROLE_NAME = re.compile(r"\{(?P<name>[a-z][\w:+.-]*)\}$")
 #: Attributes after a link or image: ``[text](url){.external}``, ``![img](a.png){w=500px}``.
 _ATTRIBUTES = re.compile(r"(?<=[)\]])\{(?:[.#][\w-]+|\w+=[^{}\s]+)(?:[ \t]+(?:[.#][\w-]+|\w+=[^{}\s]+))*\}")
 _TARGET = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*$")
-_TARGET_LINE = re.compile(_TARGET.pattern, re.MULTILINE)
+#: A target line over the heading it names, as MyST pages write them: a "(+)=" line in code is none.
+_TARGET_LINE = re.compile(r"^[ \t]*\([^()\s]+\)=[ \t]*\n(?:[ \t]*\n)*#", re.MULTILINE)
 _COMMENT = re.compile(r"^[ \t]*%")
 _OPTION = re.compile(r"^[ \t]*:[\w-]+:")
 #: Directives with no prose of the page, on top of Sphinx's own (``SKIPPED_DIRECTIVES``).

@@ -29,16 +29,22 @@ def compact_table(block: str) -> str:
 
 
 def table_apart(block: str) -> list[str]:
-    """``block`` as the prose above a table and the table, or as it is when no table starts inside it.
+    """``block`` as the prose above a table, the table, and what follows it; or as it is.
 
     GFM lets a table interrupt a paragraph ("Options:" on the line above its header), so the
     loaders can hand over both as one block; read as one, the table was neither compacted nor
-    cut between its rows.
+    cut between its rows. A block the table opens is a table already, and one holding a fence
+    is left whole: a table there may be code showing one.
     """
+    if table_head(block) is not None or "```" in block or "~~~" in block:
+        return [block]
     lines = block.split("\n")
     for i in range(1, len(lines) - 1):
-        if "|" in lines[i] and DELIMITER_ROW_RE.match(lines[i + 1]) and lines[i - 1].strip():
-            return ["\n".join(lines[:i]), "\n".join(lines[i:])]
+        if "|" in lines[i] and "|" not in lines[i - 1] and DELIMITER_ROW_RE.match(lines[i + 1]):
+            # The table ends where a line holds no cell: the next list item, say.
+            end = next((j for j in range(i + 2, len(lines)) if "|" not in lines[j]), len(lines))
+            parts = ("\n".join(lines[:i]), "\n".join(lines[i:end]), "\n".join(lines[end:]))
+            return [part for part in parts if part.strip()]
     return [block]
 
 

@@ -35,8 +35,8 @@ class ExtractiveGenerator:
     """
 
     def __init__(self, *, max_sources: int = 2, max_chunks: int = 5, cosines: CosineFn | None = None) -> None:
-        if max_sources < 1:
-            raise ValueError(f"max_sources must be at least 1, got {max_sources}")
+        if max_sources < 1 or max_chunks < 1:
+            raise ValueError(f"max_sources and max_chunks must be at least 1: {max_sources}, {max_chunks}")
         self.max_sources = max_sources
         self.max_chunks = max_chunks
         self.cosines = cosines

@@ -1261,3 +1261,10 @@ def test_the_sentence_that_asks_chooses_the_passage_over_the_story_around_it() -
     pages = [chunk(1, f"Users keep double clicking.\n\n{filler}"), chunk(2, f"{filler}\n\n{asked}")]
     message = "users keep double clicking submit. can htmx disable the button while the request runs?"
     assert choose_excerpts(message, pages)[0].startswith(asked)
+
+
+def test_a_lead_in_in_lower_case_inside_a_chunk_still_leads_in_its_code() -> None:
+    lead = "then set the line length in `pyproject.toml`:"
+    code = "```toml\n[tool.fmt]\nline-length = 100\n```"
+    page = chunk(1, f"Install the formatter with pip first.\n\n{lead}\n\n{code}")
+    assert choose_excerpts("what is the tool.fmt line-length setting?", [page])[0].startswith(lead)

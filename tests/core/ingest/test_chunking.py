@@ -312,6 +312,14 @@ def test_a_line_with_a_pipe_over_a_row_of_dashes_in_prose_only_splits_where_a_ta
     assert table_apart("a | b\n|---|---|\n| 1 | 2 |") == ["a | b\n|---|---|\n| 1 | 2 |"]
     assert table_apart("Use it:\na | b\n--- | ---\n1 | 2") == ["Use it:", "a | b\n--- | ---\n1 | 2"]
     assert table_apart("no table | here\nat all") == ["no table | here\nat all"]
+    # A table's own row of dashes ("n/a") under another row is no new table's header.
+    whole = "| Option | Default |\n|---|---|\n| foo | bar |\n| - | - |\n| baz | qux |"
+    assert table_apart(whole) == [whole]
+    # Code showing a table stays whole; the next list item is no row.
+    code = "1. Write it:\n   ```md\n   Options\n   | a | b |\n   |---|---|\n   ```\n2. Run it."
+    assert table_apart(code) == [code]
+    assert table_apart("1. Pick:\n   | a | b |\n   |---|---|\n   | 1 | 2 |\n2. Run it.") == [
+        "1. Pick:", "   | a | b |\n   |---|---|\n   | 1 | 2 |", "2. Run it."]
 
 
 def test_a_long_run_of_spaces_in_a_table_is_shrunk_at_once() -> None:

@@ -100,8 +100,14 @@ def test_toml_front_matter_gives_the_title_and_goes_from_the_text(tmp_path: Path
     assert "+++" not in "".join(b for s in doc.sections for b in s.blocks)
 
 
+def test_toml_front_matter_with_windows_line_ends_or_zola_taxonomies() -> None:
+    data, body = parse_front_matter('+++\r\ntitle = "T"\r\n[taxonomies]\r\ntags = ["a"]\r\n+++\r\nbody\r\n')
+    assert data["title"] == "T" and data["tags"] == ["a"] and body == "body\r\n"
+
+
 def test_toml_front_matter_that_does_not_parse_still_goes() -> None:
     assert parse_front_matter('+++\ntitle = "unclosed\n+++\nbody\n') == ({}, "body\n")
+    assert parse_front_matter("+++\na = " + "[" * 5000 + "\n+++\nbody") == ({}, "body")
     assert parse_front_matter("+++\ntitle = 'x'\nno end\n") == ({}, "+++\ntitle = 'x'\nno end\n")
 
 

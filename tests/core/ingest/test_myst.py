@@ -128,6 +128,7 @@ def test_a_page_with_targets_only_is_myst_and_its_targets_go() -> None:
     assert looks_like_myst(page)
     assert "(labels/" not in myst_to_markdown(page)
     assert not looks_like_myst("See (this)= that, in a sentence.")
+    assert not looks_like_myst("```haskell\n(+)=\nx\n```\n\n%APPDATA%\\tool is read.")
 
 
 def test_plain_markdown_and_mdx_are_not_read_as_myst(tmp_path: Path) -> None:

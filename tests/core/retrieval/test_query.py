@@ -187,6 +187,7 @@ def test_a_typo_inside_a_compound_is_fixed_part_by_part() -> None:
     assert analysis.corrections == {"gazebo-simulaton": "gazebo-simulation",
                                     "ubuntu/binaires": "ubuntu/binaries"}
     assert "and/or" in understand("install and/or simulation", LEXICON).text  # nothing misspelt: kept
+    assert understand("see http://localhost/docs/simulaton", LEXICON).corrections == {}  # an address
 
 
 @pytest.mark.parametrize("message", [
