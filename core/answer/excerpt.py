@@ -79,7 +79,7 @@ W_TYPED = 0.1
 #: How many of the best blocks by words are re-scored with the dense similarity.
 SEMANTIC_DEPTH = 12
 #: Asked for an example ("can you show an example?"), code sharing the question's words gains this
-#: much: as much as a heading naming the asked thing.
+#: much (as much as a heading naming the asked thing did when it was set).
 W_CODE_ASKED = 0.15
 #: A word only the message's other sentences hold ("users keep double clicking submit. can it
 #: disable the button?") weighs this share of its rarity: it tells why, the question what.
@@ -113,8 +113,8 @@ def _asked_first(question: str, weights: dict[str, float]) -> dict[str, float]:
     if asked is None:
         return weights
     core = frozenset(content_terms(with_name_parts(asked)))
-    if not core & weights.keys():
-        return weights
+    if len(core & weights.keys()) < 2:
+        return weights  # "... how to fix?" asks by its story: one word would choose alone
     return {t: w if t in core else w * CONTEXT_SHARE for t, w in weights.items()}
 
 
@@ -268,7 +268,9 @@ def choose_excerpts(
         question = f"{without_example_request(question)} example"
     asked = content_terms(with_name_parts(question))
     q_list = [t for t in asked if t not in _VAGUE] or asked
-    weights = _asked_first(question, _weights(frozenset(q_list), everything))
+    weights = _weights(frozenset(q_list), everything)
+    if not code_asked:  # "example", added above, would read as a sentence of the story
+        weights = _asked_first(question, weights)
     # Pairs of the words as typed: a name's inserted words would split them.
     q_pairs = frozenset(itertools.pairwise(t for t in content_terms(question) if t not in _VAGUE))
     scored = _ranked(question, everything, chunks, weights, q_pairs, cosines, code_asked=code_asked)

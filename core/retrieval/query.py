@@ -396,7 +396,7 @@ def _correct_parts(word: str, lexicon: Lexicon) -> str | None:
     """
     # An address or a path names what is there, typed as it is. ``Lexicon.knows`` takes a compound
     # for known when one of its parts is ("pre-comit"): only the compound as the docs write it counts.
-    if not _JOINS.search(word) or "://" in word or word.startswith(("/", "~", ".")) or word in lexicon.words:
+    if not _JOINS.search(word) or ":" in word or word.startswith(("/", "~", ".")) or word in lexicon.words:
         return None
     parts = _JOINS.split(word)
     fixed = [part if part in "-/" else (correct_word(part, lexicon) or part) for part in parts]

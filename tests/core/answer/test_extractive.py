@@ -1268,3 +1268,16 @@ def test_a_lead_in_in_lower_case_inside_a_chunk_still_leads_in_its_code() -> Non
     code = "```toml\n[tool.fmt]\nline-length = 100\n```"
     page = chunk(1, f"Install the formatter with pip first.\n\n{lead}\n\n{code}")
     assert choose_excerpts("what is the tool.fmt line-length setting?", [page])[0].startswith(lead)
+
+
+def test_the_story_weighs_half_only_when_the_sentence_asking_names_two_words_or_more() -> None:
+    from core.answer.excerpt import _asked_first
+
+    weights = {"boost": 2.0, "upload": 2.0, "form": 1.0, "fix": 1.0, "disabl": 1.0, "button": 1.0}
+    # "how to fix?" asks by its story: one word of its own would choose alone.
+    assert _asked_first("hx-boost breaks my file upload form. how to fix?", weights) == weights
+    halved = _asked_first("users break the upload form. how do i disable the button?", weights)
+    assert halved["upload"] == 1.0 and halved["form"] == 0.5 and halved["disabl"] == 1.0
+    # One sentence, or a question pointing back ("can it ...?"): nothing to tell apart.
+    assert _asked_first("how do i disable the upload button?", weights) == weights
+    assert _asked_first("the upload form breaks. can it disable the button?", weights) == weights
