@@ -243,6 +243,7 @@ def _units(blocks: list[str], *, target_chars: int) -> list[_Unit]:
 
 
 def _apart(block: str) -> list[str]:
+    """``block`` with a table under its lead-in line read apart; a code block as it is (kept whole)."""
     return [block] if is_code_block(block) else table_apart(block)
 
 
