@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from core.ingest.fences import Fences
-from core.ingest.markdown import DELIMITER_ROW_RE
+from core.ingest.tables import DELIMITER_ROW_RE
 
 #: Widest aligned table, in characters per line, that chat shows without wrapping it.
 ALIGNED_WIDTH = 72

@@ -16,7 +16,8 @@ from typing import Literal
 
 from core.answer.fence_info import plain_fence
 from core.ingest.fences import backtick_fence
-from core.ingest.markdown import DELIMITER_ROW_RE, INCLUDE_LINE
+from core.ingest.markdown import INCLUDE_LINE
+from core.ingest.tables import DELIMITER_ROW_RE
 from core.retrieval.terms import (
     LITERALS,
     carries_on,

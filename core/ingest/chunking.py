@@ -23,13 +23,14 @@ from dataclasses import dataclass
 
 from core.ingest.fences import Fences
 from core.ingest.loaders import LoadedDocument, Section
-from core.ingest.tables import compact_table, table_apart, table_head, table_pieces
+from core.ingest.tables import compact_table, table_head, table_pieces
 from core.models import MAX_TEXT_LENGTH, DocumentChunk
 from core.retrieval.terms import introduces_next, names_entry
 
 #: Bump whenever chunk boundaries or texts change, so every document is re-ingested (6: an entry's
 #: name on its own line goes to the next chunk with what it names, or with the code under it; a
-#: table's alignment padding goes; 7: a table under a lead-in line of the same block is split from it).
+#: table's alignment padding goes; 7: the Markdown parser ends a paragraph where a table starts or
+#: ends inside it, so such a table is compacted and cut under its header too).
 CHUNKER_VERSION = "7"
 #: Sections shorter than this are merged with their neighbour.
 MIN_SECTION_CHARS = 200
@@ -228,7 +229,7 @@ def is_code_block(block: str) -> bool:
 
 def _units(blocks: list[str], *, target_chars: int) -> list[_Unit]:
     units: list[_Unit] = []
-    for block in (part for whole in blocks for part in _apart(whole)):
+    for block in blocks:
         if is_code_block(block):
             units.extend(_Unit(piece, _PARAGRAPH, code=True) for piece in _cap_code(block))
         elif len(block := compact_table(block)) <= target_chars:
@@ -240,11 +241,6 @@ def _units(blocks: list[str], *, target_chars: int) -> list[_Unit]:
             units.append(_Unit(pieces[0][0], _PARAGRAPH))
             units.extend(_Unit(text, joiner) for text, joiner in pieces[1:])
     return units
-
-
-def _apart(block: str) -> list[str]:
-    """``block`` with a table under its lead-in line read apart; a code block as it is (kept whole)."""
-    return [block] if is_code_block(block) else table_apart(block)
 
 
 def _split_prose(text: str, limit: int) -> list[tuple[str, str]]:

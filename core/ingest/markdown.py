@@ -54,6 +54,7 @@ from core.ingest.inline import (
 from core.ingest.mdx import without_comments, without_exports
 from core.ingest.reflinks import definitions, has_full_reference, inline_links
 from core.ingest.spans import outside_code_spans
+from core.ingest.tables import table_break
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")  # the text's trailing blanks are stripped
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -99,9 +100,6 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _ICON = re.compile(r":(?:material|fontawesome|octicons|simple)-[\w-]+:(?:\{[^{}\n]{0,80}\})?")
 #: What starts a block in Markdown at a line's start: a heading, a quote, a list item.
 _STARTS_BLOCK = re.compile(r"^[ \t]*(?:#|>|[-+*][ \t]|\d{1,9}[.)][ \t])")
-#: A table's delimiter row, outer pipes optional: ``|---|:--:|`` or ``-- | --``. Possessive, so a
-#: line of spaces costs one pass.
-DELIMITER_ROW_RE = re.compile(r"^\s*+\|?\s*+:?-++:?\s*+(?:\|\s*+:?-++:?\s*+)++\|?\s*+$")
 #: A GitHub alert's first line anywhere in a page (``has_inline_markup``).
 _ALERT_LINE = re.compile(r"^[ \t]*>[ \t]?\[![A-Za-z]+\]", re.M)
 
@@ -203,6 +201,11 @@ def _read_line(builder: SectionBuilder, line: str) -> None:
         builder.end_paragraph()
         return
     if line.strip():
+        if (kept := table_break(builder.paragraph, line)) is not None:
+            rest = builder.paragraph[kept:]  # a table's header under a line of text opens a block
+            builder.paragraph = builder.paragraph[:kept]
+            builder.end_paragraph()
+            builder.paragraph.extend(rest)
         builder.paragraph.append(line.rstrip())
     else:
         builder.end_paragraph()

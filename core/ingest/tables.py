@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from core.ingest.markdown import DELIMITER_ROW_RE
-
+#: A table's delimiter row, outer pipes optional: ``|---|:--:|`` or ``-- | --``. Possessive, so a
+#: line of spaces costs one pass.
+DELIMITER_ROW_RE = re.compile(r"^\s*+\|?\s*+:?-++:?\s*+(?:\|\s*+:?-++:?\s*+)++\|?\s*+$")
 #: The spaces that align a cell's pipe in the source ("| `true`      | No       |"), and a
 #: delimiter cell's dashes beyond three. Possessive, and after a non-space: a run of 20,000
 #: spaces took 3.6 s when every one of its spaces started a new try. A line's indentation stays.
@@ -18,8 +19,8 @@ def compact_table(block: str) -> str:
 
     Docs align their tables for the source's readers: a delimiter row of 775 dashes and a
     header padded to match made one of Traefik's tables too wide to cut between rows under its
-    header, so it was cut as prose, mid-row. Only a block the table opens is read (a table under
-    a lead-in line of the same block is split from it first, by :func:`table_apart`).
+    header, so it was cut as prose, mid-row. Only a block the table opens is read (the Markdown
+    parser makes a table under a line of text a block of its own).
     """
     if table_head(block) is None:
         return block
@@ -28,24 +29,19 @@ def compact_table(block: str) -> str:
     return "\n".join(_PADDING_RE.sub(" ", line) for line in lines)
 
 
-def table_apart(block: str) -> list[str]:
-    """``block`` as the prose above a table, the table, and what follows it; or as it is.
+def table_break(lines: list[str], line: str) -> int | None:
+    """How many of a paragraph's ``lines`` stay in it when ``line`` comes next; None: all, and ``line`` too.
 
-    GFM lets a table interrupt a paragraph ("Options:" on the line above its header), so the
-    loaders can hand over both as one block; read as one, the table was neither compacted nor
-    cut between its rows. A block the table opens is a table already, and one holding a fence
-    is left whole: a table there may be code showing one.
+    GFM lets a table interrupt a paragraph ("Options:" on the line above its header: all but
+    the header stay) and ends it at a line holding no cell (the next list item: all stay, the
+    line opens another block). Read as one block with its lead-in, a table was neither compacted
+    nor cut between its rows under its header.
     """
-    if table_head(block) is not None or "```" in block or "~~~" in block:
-        return [block]
-    lines = block.split("\n")
-    for i in range(1, len(lines) - 1):
-        if "|" in lines[i] and "|" not in lines[i - 1] and DELIMITER_ROW_RE.match(lines[i + 1]):
-            # The table ends where a line holds no cell: the next list item, say.
-            end = next((j for j in range(i + 2, len(lines)) if "|" not in lines[j]), len(lines))
-            parts = ("\n".join(lines[:i]), "\n".join(lines[i:end]), "\n".join(lines[end:]))
-            return [part for part in parts if part.strip()]
-    return [block]
+    if DELIMITER_ROW_RE.match(line) and len(lines) > 1 and "|" in lines[-1] and "|" not in lines[-2]:
+        return len(lines) - 1
+    if len(lines) > 1 and "|" in lines[0] and DELIMITER_ROW_RE.match(lines[1]) and "|" not in line:
+        return len(lines)
+    return None
 
 
 def table_pieces(block: str, limit: int) -> list[str] | None:

@@ -20,7 +20,6 @@ from core.ingest.chunking import (
 )
 from core.ingest.loaders import LoadedDocument, Section
 from core.ingest.markdown import parse_markdown
-from core.ingest.tables import table_apart
 
 WORDS = ["robot", "node", "topic", "sensor", "actuator", "message", "frame", "joint", "planner",
          "camera", "lidar", "controller", "gazebo", "simulation", "parameter", "service"]
@@ -295,12 +294,12 @@ def test_a_table_padded_to_align_is_cut_between_rows_under_its_compact_header() 
         f"option{i}" for i in range(24)]
 
 
-def test_a_table_under_a_lead_in_line_of_its_block_is_cut_between_rows_under_its_header() -> None:
-    # GFM lets a table interrupt a paragraph: the loaders hand over "Options:" and the table as one block.
+def test_a_table_under_a_line_of_text_is_cut_between_rows_under_its_header() -> None:
+    # GFM lets a table interrupt a paragraph: "The options:" sits on the line above its header.
     rows = [f"| `option{i}`      | what option {i} does, in a few words      |" for i in range(60)]
     header = ["| name        | meaning      |", "|-------------|--------------|"]
-    block = "\n".join(["The options:", *header, *rows])
-    chunks = chunk_document(doc([Section(["Options"], [block])]), target_chars=800, max_chars=1200)
+    page = parse_markdown("\n".join(["# Options", "", "The options:", *header, *rows]))
+    chunks = chunk_document(doc(page.sections), target_chars=800, max_chars=1200)
     assert chunks[0].content.startswith("The options:\n\n| name | meaning |\n|---|---|\n| `option0` ")
     for chunk in chunks[1:]:
         assert chunk.content.startswith("| name | meaning |\n|---|---|\n| `option"), chunk.content[:60]
@@ -308,18 +307,18 @@ def test_a_table_under_a_lead_in_line_of_its_block_is_cut_between_rows_under_its
     assert len(quoted) == 60
 
 
-def test_a_line_with_a_pipe_over_a_row_of_dashes_in_prose_only_splits_where_a_table_starts() -> None:
-    assert table_apart("a | b\n|---|---|\n| 1 | 2 |") == ["a | b\n|---|---|\n| 1 | 2 |"]
-    assert table_apart("Use it:\na | b\n--- | ---\n1 | 2") == ["Use it:", "a | b\n--- | ---\n1 | 2"]
-    assert table_apart("no table | here\nat all") == ["no table | here\nat all"]
+def _blocks(markdown: str) -> list[str]:
+    return parse_markdown(f"# T\n\n{markdown}\n").sections[0].blocks
+
+
+def test_a_table_opens_a_block_of_its_own_where_it_starts_and_closes_it_where_its_rows_end() -> None:
+    assert _blocks("a | b\n|---|---|\n| 1 | 2 |") == ["a | b\n|---|---|\n| 1 | 2 |"]
+    assert _blocks("Use it:\na | b\n--- | ---\n1 | 2\nThen run it.") == [
+        "Use it:", "a | b\n--- | ---\n1 | 2", "Then run it."]
+    assert _blocks("no table | here\nat all") == ["no table | here\nat all"]
     # A table's own row of dashes ("n/a") under another row is no new table's header.
     whole = "| Option | Default |\n|---|---|\n| foo | bar |\n| - | - |\n| baz | qux |"
-    assert table_apart(whole) == [whole]
-    # Code showing a table stays whole; the next list item is no row.
-    code = "1. Write it:\n   ```md\n   Options\n   | a | b |\n   |---|---|\n   ```\n2. Run it."
-    assert table_apart(code) == [code]
-    assert table_apart("1. Pick:\n   | a | b |\n   |---|---|\n   | 1 | 2 |\n2. Run it.") == [
-        "1. Pick:", "   | a | b |\n   |---|---|\n   | 1 | 2 |", "2. Run it."]
+    assert _blocks(whole) == [whole]
 
 
 def test_a_long_run_of_spaces_in_a_table_is_shrunk_at_once() -> None:
