@@ -81,7 +81,7 @@ SEMANTIC_DEPTH = 12
 #: Asked for an example ("can you show an example?"), code sharing the question's words gains this
 #: much (as much as a heading naming the asked thing did when it was set).
 W_CODE_ASKED = 0.15
-#: A word only the message's other sentences hold ("users keep double clicking submit. can it
+#: A word only the message's other sentences hold ("users keep double clicking submit. can htmx
 #: disable the button?") weighs this share of its rarity: it tells why, the question what.
 #: Measured on 46 sets: 0.5 fact +4 and follow-up fact +1 (11 answers gained, 6 lost); 0.25 -1.
 CONTEXT_SHARE = 0.5
