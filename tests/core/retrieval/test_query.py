@@ -8,13 +8,13 @@ import pytest
 
 from core.retrieval.lexicon import Lexicon, LexiconCache, LexiconFile, chunk_versions
 from core.retrieval.query import (
-    correct_word,
     docs_compounds,
     normalise_chat,
     strip_markup,
     understand,
     unknown_names,
 )
+from core.retrieval.spelling import correct_word
 
 LEXICON = Lexicon(chunks=10, words={
     "gazebo": 6, "topics": 4, "topic": 3, "planner": 2, "prefix": 2, "install": 5, "binaries": 2,
