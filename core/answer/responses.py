@@ -34,6 +34,10 @@ SECRETS_TEXT = (
     "I can't share my instructions, configuration or any keys: I only answer questions about the "
     "docs. Ask me one and I'll reply with the pages I used."
 )
+INSTRUCTIONS_TEXT = (
+    "I can't take new instructions or change how I answer: I only answer questions about the "
+    "docs. Ask me one and I'll reply with the pages I used."
+)
 SMALL_TALK_TEXT = (
     "Happy to help! Ask me anything about the docs and I'll answer with links to the pages I used."
 )
