@@ -472,6 +472,8 @@ def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list
             quoted.add(key)
             said.append(words)
             kept.append(unit)
+        elif kept and kept[-1].block.is_tab_label and kept[-1].chunk == unit.chunk:
+            kept.pop()  # "macOS:" over the same command as Linux's would be quoted over nothing
     return kept
 
 

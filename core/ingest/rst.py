@@ -100,6 +100,8 @@ class _RstRenderer:
                 self.builder.block(code)
             elif entry := _extension_entry(node):
                 self._entry(*entry, level=level)
+        elif isinstance(node, nodes.topic) and "contents" in node.get("classes", ()):
+            return  # ``.. contents::``: the page's own headings again, as a list that answers nothing
         elif isinstance(node, _SKIPPED) or (isinstance(node, nodes.title)
                                             and isinstance(node.parent, (nodes.section, nodes.document))):
             return

@@ -989,6 +989,13 @@ def test_a_short_tab_comes_with_its_alternatives(tabs: str) -> None:
     assert "pnpm:" in text and "yarn:" in text
 
 
+def test_a_tab_repeating_the_command_above_leaves_no_empty_label() -> None:
+    tabs = "Linux:\n\n```sh\nsource setup.bash\n```\n\nmacOS:\n\n```sh\nsource setup.bash\n```"
+    page = chunk(1, f"Source the setup file in every new shell:\n\n{tabs}\n\nThen run the node.")
+    text = "".join(choose_excerpts("how do i source the setup file?", [page]))
+    assert text.count("source setup.bash") == 1 and "macOS:" not in text
+
+
 def test_a_long_tab_comes_alone() -> None:
     example = "\n".join(f"x{i} = {i}" for i in range(8))
     tabs = f'```py title="Python 3.9"\n{example}\n```\n\n```py title="Python 3.10"\n{example}  # new\n```'

@@ -164,6 +164,14 @@ def test_navigation_generated_and_unknown_directives_are_left_out() -> None:
         assert absent not in text
 
 
+def test_a_generated_table_of_contents_is_left_out() -> None:
+    page = ("Guide\n=====\n\n.. contents:: Table of Contents\n   :local:\n\nBackground\n----------\n\n"
+            "Why it works.\n\nTasks\n-----\n\nRun the build.\n")
+    text = "\n".join(b for section in parse_rst(page)[1] for b in section.blocks)
+    assert "Table of Contents" not in text and "Why it works." in text and "Run the build." in text
+    assert text.count("Background") == 0  # the heading is the path, not a block; no list names it
+
+
 @pytest.mark.parametrize(("directive", "read"), [
     # A Sphinx extension's example: the Python it holds is the page's example, quoted as code.
     (".. tool:example::\n   :emphasize-lines: 2\n\n    @command()\n    @option('--tag', multiple=True)"
