@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from core.answer.code_notation import as_shown
 from core.answer.fence_info import plain_fence
 from core.ingest.fences import backtick_fence
 from core.ingest.markdown import INCLUDE_LINE
@@ -322,13 +323,7 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     lines = block.text.splitlines()
     if block.kind != "code" or not lines:
         return block.text
-    if _TWOSLASH_RE.search(lines[0]):
-        lines = [lines[0], *_shown_by_twoslash(lines[1:])]
-    if "[!code" in block.text:
-        lines = [lines[0], *_without_notation(lines[1:])]
-    if "highlight-" in block.text and not _MARKDOWN_FENCE_RE.match(lines[0]):
-        # Docusaurus' magic comments mark lines the site highlights (a Markdown example shows them)
-        lines = [line for line in lines if len(line) > _MAGIC_CHARS or not _MAGIC_COMMENT_RE.match(line)]
+    lines = as_shown(lines)
     lines[0], title = plain_fence(lines[0])
     lines = _backtick_fenced(lines)
     label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
@@ -361,59 +356,6 @@ def _backtick_fenced(lines: list[str]) -> list[str]:
     if len(lines) > 1 and lines[-1].strip().startswith(fence.group(1).strip()):
         return [opening, *lines[1:-1], f"{indent}{ticks}"]
     return [opening, *lines[1:]]
-
-
-#: Twoslash (Shiki, VitePress) compiles a snippet with a preamble the page hides: ``// ---cut---``
-#: ends it, ``---cut-after---`` starts a hidden tail, ``---cut-start---`` to ``---cut-end---`` is
-#: hidden, and ``// ^?`` or ``// @errors: 2304`` lines are notes to the compiler (TypeScript's own
-#: ``// @ts-expect-error`` is shown).
-_TWOSLASH_RE = re.compile(r"\btwoslash\b")
-_CUT_RE = re.compile(r"^\s*//\s*---cut(?P<kind>|-before|-after|-start|-end)---\s*$")
-_TWOSLASH_NOTE_RE = re.compile(r"^\s*//\s*(?:\^[?|]|@(?!ts-)\w+).*$")
-
-
-#: Shiki's notation ending a line of code (VitePress): ``// [!code ++]`` marks a line added,
-#: ``[!code --]`` one removed, ``[!code highlight]``, ``focus``, ``error``, ``word:x`` a look.
-_NOTATION_RE = re.compile(
-    r"(?<![ \t])[ \t]*(?://|#|--|<!--|/\*)[ \t]*\[!code (?P<kind>[^\]\n]{1,60})\][ \t]*(?:-->|\*/)?[ \t]*$")
-
-
-#: A fence of Markdown: its magic comments are the example, not markup.
-_MARKDOWN_FENCE_RE = re.compile(r"\s*(?:`{3,}|~{3,})\s*(?:md|markdown|mdx)\b", re.IGNORECASE)
-#: A magic comment is short; longer lines are not matched at all (the pattern is not linear on them).
-_MAGIC_CHARS = 80
-#: A line holding only a Docusaurus magic comment: ``// highlight-next-line``, ``{/* highlight-start */}``.
-_MAGIC_COMMENT_RE = re.compile(
-    r"\s*(?://|#|--|;|/\*|\{/\*|<!--)\s*highlight-(?:next-line|start|end)\s*(?:\*/\}?|-->)?\s*$")
-
-
-def _without_notation(lines: list[str]) -> list[str]:
-    """Code as it reads once changed: a removed line goes, every marker with it."""
-    out: list[str] = []
-    for line in lines:
-        note = _NOTATION_RE.search(line) if "[!code" in line else None
-        if note is None:
-            out.append(line)
-        elif not note["kind"].strip().startswith("--"):
-            out.append(line[:note.start()])
-    return out
-
-
-def _shown_by_twoslash(lines: list[str]) -> list[str]:
-    """The lines of a twoslash snippet the page shows (its closing fence included)."""
-    cuts = [(i, match["kind"]) for i, line in enumerate(lines) if (match := _CUT_RE.match(line))]
-    before = [i for i, kind in cuts if kind in ("", "-before")]
-    after = [i for i, kind in cuts if kind == "-after"]
-    fence = lines[-1:] if lines and _FENCE_RE.match(lines[-1]) else []  # the closing fence stays
-    end = after[0] if after else len(lines) - len(fence)
-    shown, hidden = [], False
-    for i, line in enumerate(lines[:end]):
-        cut = _CUT_RE.match(line)
-        if cut is not None:
-            hidden = cut["kind"] == "-start"
-        elif not hidden and (not before or i > before[-1]) and not _TWOSLASH_NOTE_RE.match(line):
-            shown.append(line)
-    return [*shown, *fence]
 
 
 def rarity(total: int, holding: int) -> float:

@@ -798,11 +798,6 @@ def test_a_twoslash_snippet_is_quoted_as_the_page_shows_it() -> None:
             "// ---cut-end---\nshown()\n// ---cut-after---\nexport {}\n```")
     assert render_block(Block("code", code)) == (
         "```ts\nimport raw from './a.glsl?raw'\n// @ts-expect-error\nconsole.log(raw)\nshown()\n```")
-    from core.answer.blocks import _shown_by_twoslash
-
-    # A snippet a chunk cut before its closing fence keeps its last line of code.
-    assert _shown_by_twoslash(["a", "// ---cut---", "b", "// ^?"]) == ["b"]
-    assert _shown_by_twoslash(["a", "b"]) == ["a", "b"]
 
 
 def test_a_listing_included_from_a_file_is_left_out_with_its_lead_in() -> None:

@@ -1,0 +1,102 @@
+"""What a docs site shows of a code block whose fence or lines carry notation for its highlighter.
+
+Twoslash's hidden preamble and compiler notes, Shiki's ``// [!code --]``, Docusaurus' magic
+comments and Expressive Code's ``del={2,5-7}`` mark lines a reader never sees, or sees struck
+out; quoted as written they would read as code to type. Pure functions over a block's lines,
+its opening fence first.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def as_shown(lines: list[str]) -> list[str]:
+    """A code block's lines (its fence first) as the site shows them, changes applied."""
+    if not lines:
+        return lines
+    text = "\n".join(lines)
+    if _TWOSLASH_RE.search(lines[0]):
+        lines = [lines[0], *_shown_by_twoslash(lines[1:])]
+    if "[!code" in text:
+        lines = [lines[0], *_without_notation(lines[1:])]
+    if "highlight-" in text and not _MARKDOWN_FENCE_RE.match(lines[0]):
+        # Docusaurus' magic comments mark lines the site highlights (a Markdown example shows them)
+        lines = [line for line in lines if len(line) > _MAGIC_CHARS or not _MAGIC_COMMENT_RE.match(line)]
+    if "del=" in lines[0]:
+        lines = [lines[0], *_without_deleted(lines[0], lines[1:])]
+    return lines
+
+
+#: Twoslash (Shiki, VitePress) compiles a snippet with a preamble the page hides: ``// ---cut---``
+#: ends it, ``---cut-after---`` starts a hidden tail, ``---cut-start---`` to ``---cut-end---`` is
+#: hidden, and ``// ^?`` or ``// @errors: 2304`` lines are notes to the compiler (TypeScript's own
+#: ``// @ts-expect-error`` is shown).
+_TWOSLASH_RE = re.compile(r"\btwoslash\b")
+_CUT_RE = re.compile(r"^\s*//\s*---cut(?P<kind>|-before|-after|-start|-end)---\s*$")
+_TWOSLASH_NOTE_RE = re.compile(r"^\s*//\s*(?:\^[?|]|@(?!ts-)\w+).*$")
+
+
+#: Shiki's notation ending a line of code (VitePress): ``// [!code ++]`` marks a line added,
+#: ``[!code --]`` one removed, ``[!code highlight]``, ``focus``, ``error``, ``word:x`` a look.
+_NOTATION_RE = re.compile(
+    r"(?<![ \t])[ \t]*(?://|#|--|<!--|/\*)[ \t]*\[!code (?P<kind>[^\]\n]{1,60})\][ \t]*(?:-->|\*/)?[ \t]*$")
+
+
+#: A fence of Markdown: its magic comments are the example, not markup.
+_MARKDOWN_FENCE_RE = re.compile(r"\s*(?:`{3,}|~{3,})\s*(?:md|markdown|mdx)\b", re.IGNORECASE)
+#: A magic comment is short; longer lines are not matched at all (the pattern is not linear on them).
+_MAGIC_CHARS = 80
+#: A line holding only a Docusaurus magic comment: ``// highlight-next-line``, ``{/* highlight-start */}``.
+_MAGIC_COMMENT_RE = re.compile(
+    r"\s*(?://|#|--|;|/\*|\{/\*|<!--)\s*highlight-(?:next-line|start|end)\s*(?:\*/\}?|-->)?\s*$")
+
+
+def _without_notation(lines: list[str]) -> list[str]:
+    """Code as it reads once changed: a removed line goes, every marker with it."""
+    out: list[str] = []
+    for line in lines:
+        note = _NOTATION_RE.search(line) if "[!code" in line else None
+        if note is None:
+            out.append(line)
+        elif not note["kind"].strip().startswith("--"):
+            out.append(line[:note.start()])
+    return out
+
+
+def _shown_by_twoslash(lines: list[str]) -> list[str]:
+    """The lines of a twoslash snippet the page shows (its closing fence included)."""
+    cuts = [(i, match["kind"]) for i, line in enumerate(lines) if (match := _CUT_RE.match(line))]
+    before = [i for i, kind in cuts if kind in ("", "-before")]
+    after = [i for i, kind in cuts if kind == "-after"]
+    fence = lines[-1:] if lines and _FENCE_RE.match(lines[-1]) else []  # the closing fence stays
+    end = after[0] if after else len(lines) - len(fence)
+    shown, hidden = [], False
+    for i, line in enumerate(lines[:end]):
+        cut = _CUT_RE.match(line)
+        if cut is not None:
+            hidden = cut["kind"] == "-start"
+        elif not hidden and (not before or i > before[-1]) and not _TWOSLASH_NOTE_RE.match(line):
+            shown.append(line)
+    return [*shown, *fence]
+
+
+#: Expressive Code's (Starlight's) markers in a fence's info: ``del={3}`` or ``del={2,5-7}`` strike
+#: lines of the snippet out (counted from 1), ``del="/my-repo"`` a text; ``ins={4}`` marks lines added.
+_DELETED_LINES_RE = re.compile(r"(?<![\w-])del=\{([^{}\n]{0,200})\}")
+_DELETED_TEXT_RE = re.compile(r'(?<![\w-])del="([^"\n]{1,80})"')
+_LINE_RANGE_RE = re.compile(r"(\d+)(?:\s*-\s*(\d+))?")
+
+
+def _without_deleted(fence: str, lines: list[str]) -> list[str]:
+    """The snippet once changed: what its fence's ``del=`` strikes out goes (the closing fence stays)."""
+    marked = _DELETED_LINES_RE.search(fence)
+    gone: set[int] = set()
+    for start, end in _LINE_RANGE_RE.findall(marked[1] if marked else ""):
+        gone.update(range(int(start), int(end or start) + 1))
+    kept = [line for n, line in enumerate(lines, start=1) if n not in gone or _FENCE_RE.match(line)]
+    for struck in (w for w in _DELETED_TEXT_RE.findall(fence) if w.strip()):
+        kept = [line if _FENCE_RE.match(line) else line.replace(struck, "") for line in kept]
+    return kept
