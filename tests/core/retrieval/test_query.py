@@ -181,6 +181,13 @@ def test_filler_is_left_out_and_typos_fixed() -> None:
     assert "simulation" in analysis.text and analysis.corrections == {"simulaton": "simulation"}
 
 
+def test_chat_abbreviations_are_filler_not_names() -> None:
+    # "fwiw" is neither a docs word nor English: kept, it read as a name the docs do not use.
+    analysis = understand("does gazebo install on ubuntu? fwiw we're on 24.04, ymmv, lmk", LEXICON)
+    assert not {"fwiw", "ymmv", "lmk"} & set(analysis.text.split())
+    assert unknown_names(analysis.text, LEXICON) == []
+
+
 def test_a_typo_inside_a_compound_is_fixed_part_by_part() -> None:
     analysis = understand("how do i run the gazebo-simulaton with a ubuntu/binaires setup?", LEXICON)
     assert "gazebo-simulation" in analysis.text and "ubuntu/binaries" in analysis.text
