@@ -32,7 +32,7 @@ from core.answer.examples import asks_for_example, without_example_request
 from core.answer.links import shown_links
 from core.answer.passage import EXCERPT_CHARS, grow
 from core.answer.prescription import Reading, prescription
-from core.answer.sentences import looks_like_code
+from core.answer.sentences import paragraph_looks_like_code
 from core.answer.units import ASKING_WORD, Unit, quote_key, read_units, unit_terms
 from core.ingest.spans import MARKDOWN_ESCAPE
 from core.models import RetrievedChunk
@@ -135,7 +135,7 @@ def _score(
     # A fragment (cut mid-sentence, unfenced code) reads badly; a quiz or an exercise restates
     # the asked words but answers nothing.
     # A reference entry's name ("DEPTH_LIMIT") looks like code but heads its entry.
-    fragment = unit.asks or unit.cut or (unit.block.kind == "para" and looks_like_code(text)
+    fragment = unit.asks or unit.cut or (unit.block.kind == "para" and paragraph_looks_like_code(text)
                                          and not unit.block.is_label) or _unasked_traceback(unit, weights)
     if unit.block.kind == "code":
         # Code mentions many identifiers by chance; it answers when the prose around it does,

@@ -9,7 +9,7 @@ from core.answer.citations import build_sources, cited_indices, neutralize_menti
 from core.answer.excerpt import choose_excerpts
 from core.answer.generators.extractive import NO_CHUNKS_TEXT, ExtractiveGenerator
 from core.answer.passage import GROW_CHARS, grow
-from core.answer.sentences import split_sentences
+from core.answer.sentences import paragraph_looks_like_code, split_sentences
 from core.models import RetrievedChunk, UserQuery
 from core.protocols import Generation, GenerationRequest, Generator
 from core.retrieval.terms import carries_on, content_terms, quoted_phrases, refers_back, stem, with_name_parts
@@ -1283,3 +1283,15 @@ def test_the_story_weighs_half_only_when_the_sentence_asking_names_two_words_or_
     # One sentence, or a question pointing back ("can it ...?"): nothing to tell apart.
     assert _asked_first("how do i disable the upload button?", weights) == weights
     assert _asked_first("the upload form breaks. can it disable the button?", weights) == weights
+
+
+@pytest.mark.parametrize(("paragraph", "code"), [
+    ("Middlewares can be joined in order using [`sequence()`](/en/reference/api/#sequence):", False),
+    ("Set [`base`](/reference/configuration/#base) and [`site`](/reference/configuration/#site) in "
+     "`astro.config.mjs`.", False),
+    ("def handler(request): return web.Response(text=request.match_info['name'])", True),  # a cut fence
+    ("{ \"compilerOptions\": { \"strict\": true, \"paths\": { \"@/*\": [\"src/*\"] } } }", True),
+])
+def test_prose_naming_code_or_linking_pages_is_no_fragment_of_code(paragraph: str, code: bool) -> None:
+    assert paragraph_looks_like_code(paragraph) is code
+
