@@ -106,9 +106,10 @@ def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:
     """Whether ``nxt`` is the first sentence of a passage that so far only names and lists.
 
     A reference entry's name and its "Type: boolean" or "Default: `0`" lines say nothing of
-    what the option does: the paragraph after them does, whatever words it uses.
+    what the option does: the paragraph after them does, whatever words it uses; the next entry's
+    name ("`--timeout`") says nothing of this one.
     """
-    return (nxt.block.kind == "para" and not nxt.block.is_label and quoted[0].block.heads_entry
+    return (nxt.block.kind == "para" and not nxt.block.heads_entry and quoted[0].block.heads_entry
             and all(u.block.heads_entry or u.block.kind == "list" or _is_field(u.block) for u in quoted))
 
 

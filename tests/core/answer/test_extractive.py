@@ -1295,3 +1295,12 @@ def test_the_story_weighs_half_only_when_the_sentence_asking_names_two_words_or_
 def test_prose_naming_code_or_linking_pages_is_no_fragment_of_code(paragraph: str, code: bool) -> None:
     assert paragraph_looks_like_code(paragraph) is code
 
+
+
+def test_an_entry_saying_nothing_yet_does_not_grow_into_the_next_entry() -> None:
+    from core.answer.units import read_units
+
+    page = chunk(1, "`--retries`\n\nType: integer\n\n`--timeout <seconds>`\n\nHow long to wait.")
+    units = read_units([page])[0]
+    grown = grow(units, 0, {"retri": 1.0})
+    assert [u.block.text for u in grown] == ["`--retries`", "Type: integer"]
