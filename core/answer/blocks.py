@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from core.answer.code_notation import as_shown
+from core.answer.code_notation import FENCE_RE, as_shown
 from core.answer.fence_info import plain_fence
 from core.ingest.fences import backtick_fence
 from core.ingest.markdown import INCLUDE_LINE
@@ -30,7 +30,6 @@ from core.retrieval.terms import (
 
 BlockKind = Literal["para", "list", "code", "table", "heading"]
 
-_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 _DIAGRAM_FENCE_RE = re.compile(
     r"\s*(?:`{3,}|~{3,})[ \t]*\{?\.?(?:mermaid|plantuml|puml|uml|graphviz|dot|d2)(?=[\s{}]|$)", re.IGNORECASE)
 #: A label (``Block.is_label``) is at most this long: a heading, not a sentence.
@@ -132,7 +131,7 @@ class Block:
         """Code with nothing to read in a chat: a diagram's source, or only includes of other files."""
         if self.kind != "code":
             return False
-        body = [line for line in self.text.splitlines()[1:] if line.strip() and not _FENCE_RE.match(line)]
+        body = [line for line in self.text.splitlines()[1:] if line.strip() and not FENCE_RE.match(line)]
         return self.is_diagram or (bool(body) and all(INCLUDE_LINE.match(line) for line in body))
 
     @property
@@ -239,7 +238,7 @@ def parse_blocks(markdown: str) -> tuple[Block, ...]:
                 kind, fence = None, None
             continue
         line = _QUOTE_RE.sub("", raw, count=1)
-        opener = _FENCE_RE.match(line)
+        opener = FENCE_RE.match(line)
         if opener:
             _flush(kind, lines, out)
             kind, fence, was_quoted = "code", opener.group(1), line != raw
@@ -329,7 +328,7 @@ def render_block(block: Block, *, max_code_lines: int = 15, focus: frozenset[str
     label = [f"{title}:"] if title else []  # the file the snippet belongs in, as the docs' title bar says
     if len(lines) <= max_code_lines + 2:
         return "\n".join([*label, *lines])
-    fence = _FENCE_RE.match(lines[0])
+    fence = FENCE_RE.match(lines[0])
     closing = fence.group(1) if fence else "```"
     body = lines[1:-1] if fence and lines[-1].strip().startswith(closing) else lines[1:]
     start = _best_window(body, max_code_lines, focus)
@@ -347,7 +346,7 @@ def _backtick_fenced(lines: list[str]) -> list[str]:
     The backtick fence is longer than any run of backticks opening a line inside (a tilde fence
     showing a backtick fence).
     """
-    fence = _FENCE_RE.match(lines[0])
+    fence = FENCE_RE.match(lines[0])
     if fence is None or not fence.group(1).startswith("~"):
         return lines
     ticks = backtick_fence(lines[1:])

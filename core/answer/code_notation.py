@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import re
 
-_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+#: A line opening or closing a fence.
+FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 def as_shown(lines: list[str]) -> list[str]:
     """A code block's lines (its fence first) as the site shows them, changes applied."""
     if not lines:
         return lines
+    if "del=" in lines[0]:  # first: its line numbers count the lines as written
+        lines = [lines[0], *_without_deleted(lines[0], lines[1:])]
     text = "\n".join(lines)
     if _TWOSLASH_RE.search(lines[0]):
         lines = [lines[0], *_shown_by_twoslash(lines[1:])]
@@ -25,8 +28,6 @@ def as_shown(lines: list[str]) -> list[str]:
     if "highlight-" in text and not _MARKDOWN_FENCE_RE.match(lines[0]):
         # Docusaurus' magic comments mark lines the site highlights (a Markdown example shows them)
         lines = [line for line in lines if len(line) > _MAGIC_CHARS or not _MAGIC_COMMENT_RE.match(line)]
-    if "del=" in lines[0]:
-        lines = [lines[0], *_without_deleted(lines[0], lines[1:])]
     return lines
 
 
@@ -71,7 +72,7 @@ def _shown_by_twoslash(lines: list[str]) -> list[str]:
     cuts = [(i, match["kind"]) for i, line in enumerate(lines) if (match := _CUT_RE.match(line))]
     before = [i for i, kind in cuts if kind in ("", "-before")]
     after = [i for i, kind in cuts if kind == "-after"]
-    fence = lines[-1:] if lines and _FENCE_RE.match(lines[-1]) else []  # the closing fence stays
+    fence = lines[-1:] if lines and FENCE_RE.match(lines[-1]) else []  # the closing fence stays
     end = after[0] if after else len(lines) - len(fence)
     shown, hidden = [], False
     for i, line in enumerate(lines[:end]):
@@ -85,18 +86,37 @@ def _shown_by_twoslash(lines: list[str]) -> list[str]:
 
 #: Expressive Code's (Starlight's) markers in a fence's info: ``del={3}`` or ``del={2,5-7}`` strike
 #: lines of the snippet out (counted from 1), ``del="/my-repo"`` a text; ``ins={4}`` marks lines added.
-_DELETED_LINES_RE = re.compile(r"(?<![\w-])del=\{([^{}\n]{0,200})\}")
-_DELETED_TEXT_RE = re.compile(r'(?<![\w-])del="([^"\n]{1,80})"')
-_LINE_RANGE_RE = re.compile(r"(\d+)(?:\s*-\s*(\d+))?")
+#: Read as the info's attributes in order, so ``title="del={2}"`` is a title, not a marker.
+_ATTRIBUTE_RE = re.compile(
+    r"""(?<![\w-])([\w-]++)=("[^"\n]*"|'[^'\n]*'|\{[^{}\n]*\}|/[^/\n]*/|[^\s"'{}/]+)""")
+_LINE_RANGE_RE = re.compile(r"(\d{1,9})(?:\s*-\s*(\d{1,9}))?")
 
 
 def _without_deleted(fence: str, lines: list[str]) -> list[str]:
-    """The snippet once changed: what its fence's ``del=`` strikes out goes (the closing fence stays)."""
-    marked = _DELETED_LINES_RE.search(fence)
+    """The snippet once changed: what its fence's ``del=`` strikes out goes (fence lines stay).
+
+    A line left empty by the text struck from it goes too; a regular expression (``del=/x/``) is
+    not read.
+    """
     gone: set[int] = set()
-    for start, end in _LINE_RANGE_RE.findall(marked[1] if marked else ""):
-        gone.update(range(int(start), int(end or start) + 1))
-    kept = [line for n, line in enumerate(lines, start=1) if n not in gone or _FENCE_RE.match(line)]
-    for struck in (w for w in _DELETED_TEXT_RE.findall(fence) if w.strip()):
-        kept = [line if _FENCE_RE.match(line) else line.replace(struck, "") for line in kept]
+    struck: list[str] = []
+    for name, value in _ATTRIBUTE_RE.findall(fence):
+        if name != "del":
+            continue
+        if value.startswith("{"):
+            for start, end in _LINE_RANGE_RE.findall(value):
+                # Within the snippet: a page's "del={1-999999999}" must not cost a set that large.
+                gone.update(range(int(start), min(int(end or start), len(lines)) + 1))
+        elif value[:1] in "\"'" and value[1:-1].strip():
+            struck.append(value[1:-1])
+    kept = []
+    for n, line in enumerate(lines, start=1):
+        if FENCE_RE.match(line):
+            kept.append(line)
+        elif n not in gone:
+            changed = line
+            for text in struck:
+                changed = changed.replace(text, "")
+            if changed.strip() or not line.strip():
+                kept.append(changed)
     return kept

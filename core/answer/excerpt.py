@@ -467,13 +467,19 @@ def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list
         words = _words(unit.block)
         inside = unit.block.kind == "para" and len(words) >= _REPEAT_CHARS and any(
             f" {words} " in f" {s} " for s in said)  # whole words: "run it" is not in "rerun it"
-        repeated = key in quoted or (bool(words) and words in said) or inside
+        seen = key in quoted or (bool(words) and words in said) or inside
+        # A tab's label ("Linux:") names the code under it, which decides whether it repeats.
+        repeated = seen and not unit.block.is_tab_label
         if not repeated:
             quoted.add(key)
             said.append(words)
             kept.append(unit)
-        elif kept and kept[-1].block.is_tab_label and kept[-1].chunk == unit.chunk:
-            kept.pop()  # "macOS:" over the same command as Linux's would be quoted over nothing
+        elif (unit.block.kind == "code" and kept and kept[-1].block.is_tab_label
+              and (kept[-1].chunk, kept[-1].position) == (unit.chunk, unit.position - 1)):
+            # "macOS:" over the same command as Linux's would label nothing: it goes, unseen.
+            label = kept.pop().block
+            quoted.discard(quote_key(label.text))
+            said.remove(_words(label))
     return kept
 
 

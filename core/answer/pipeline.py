@@ -394,15 +394,15 @@ class RagPipeline:
         search_text = understand(search_query_for(query.query_text, [] if aimed else history),
                                  lexicon).text or own.text
         bare = own.small_talk and bool(search_text) and asks_about_thread(query.query_text)  # "why?"
-        if (aside := aside_reply(query.query_text, small_talk=own.small_talk and not bare)) is not None:
+        aside = aside_reply(query.query_text, small_talk=own.small_talk and not bare)
+        if aimed is not None:  # a polite no, or judged on its own words and only quoted (docs/answers.md)
+            how = "a polite no" if aside else "searched alone, answered only by quoting"
+            await self._log(EventType.RESULTS_FILTERED, query,
+                            response_summary=f"the message {aimed[0]} ({aimed[1]!r}): {how}")
+        if aside is not None:
             return plain_reply(query, started, aside)
         if not own.text and not bare:  # only mentions, emoji or filler: nothing to search for
             return plain_reply(query, started, NOT_FOUND_TEXT)
-        if aimed is not None:
-            # Judged on its own words and only quoted: declined as any off-topic message is, unless
-            # the docs answer it ("how do I print the system prompt?" in an LLM framework's docs).
-            await self._log(EventType.RESULTS_FILTERED, query, response_summary=(
-                f"the message {aimed[0]} ({aimed[1]!r}): searched alone, answered only by quoting"))
         enough = self._min_probability(quoting=bool(aimed))
         try:
             searching = self._search(search_text, query=query, scope=scope, lexicon=lexicon)

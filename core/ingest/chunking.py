@@ -30,9 +30,8 @@ from core.retrieval.terms import introduces_next, names_entry
 #: Bump whenever chunk boundaries or texts change, so every document is re-ingested (6: an entry's
 #: name on its own line goes to the next chunk with what it names, or with the code under it; a
 #: table's alignment padding goes; 7: the Markdown parser ends a paragraph where a table starts or
-#: ends inside it, so such a table is compacted and cut under its header too; 8: a reStructuredText
-#: page's generated table of contents is left out).
-CHUNKER_VERSION = "8"
+#: ends inside it, so such a table is compacted and cut under its header too).
+CHUNKER_VERSION = "7"
 #: Sections shorter than this are merged with their neighbour.
 MIN_SECTION_CHARS = 200
 #: RetrievedChunk caps ``section`` at 2000 characters.

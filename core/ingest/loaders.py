@@ -75,8 +75,9 @@ SUPPORTED_SUFFIXES = (MARKDOWN_SUFFIXES | MDX_SUFFIXES | HTML_SUFFIXES | RST_SUF
 #: Parsers whose reading of a format changed: pages they read are chunked again once
 #: (``LoadedDocument.parser``). Bump a tag when its parser's output changes.
 #: -4: what a page writes under autodoc's directives; -5: malformed tables, cells with unknown roles;
-#: -6: a project's own directive writing prose (``.. conf::``) kept
-RST_PARSER = "rst-6"
+#: -6: a project's own directive writing prose (``.. conf::``) kept; -7: the table of contents
+#: ``.. contents::`` generates left out
+RST_PARSER = "rst-7"
 MYST_PARSER = "myst-2"
 ASCIIDOC_PARSER = "asciidoc-1"
 MKDOCS_PARSER = "mkdocs-3"  # -3: code annotation markers left out

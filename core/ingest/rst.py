@@ -100,7 +100,7 @@ class _RstRenderer:
                 self.builder.block(code)
             elif entry := _extension_entry(node):
                 self._entry(*entry, level=level)
-        elif isinstance(node, nodes.topic) and "contents" in node.get("classes", ()):
+        elif _generated_contents(node):
             return  # ``.. contents::``: the page's own headings again, as a list that answers nothing
         elif isinstance(node, _SKIPPED) or (isinstance(node, nodes.title)
                                             and isinstance(node.parent, (nodes.section, nodes.document))):
@@ -157,6 +157,17 @@ _OPTION_LINE_RE = re.compile(r"^[ \t]+:[\w-]+:")
 #: Statements that make a body code rather than a word or two ("Note", "Hello").
 _CODE_STATEMENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
                     ast.Assign, ast.AugAssign, ast.AnnAssign, ast.With, ast.For, ast.If, ast.Try)
+
+
+def _generated_contents(node: nodes.Node) -> bool:
+    """Whether ``node`` is the table of contents ``.. contents::`` generates: links to the page's sections.
+
+    A ``.. topic::`` an author writes with ``:class: contents`` holds prose of its own, and is read.
+    """
+    if not isinstance(node, nodes.topic) or "contents" not in node.get("classes", ()):
+        return False
+    return all(len(p.children) == 1 and isinstance(p[0], nodes.reference) and bool(p[0].get("refid"))
+               for p in node.findall(nodes.paragraph))
 
 
 def _extension_example(node: nodes.system_message) -> str:

@@ -28,9 +28,9 @@ from core.retrieval.small_talk import FILLER, is_small_talk, without_acknowledge
 from core.retrieval.spelling import (
     correct_parts,
     correct_word,
-    derived_word,
     english_correction,
     english_words,
+    is_derived,
     unstretched,
 )
 from core.retrieval.terms import STOPWORDS, content_terms, quote_spans, tokens
@@ -118,7 +118,7 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     names: list[str] = []
     for word in dict.fromkeys(w for token in tokens(text) for w in re.split(r"['\u2019.]", token)):
         if (_NAME_RE.fullmatch(word) and word not in english and not lexicon.knows(word)
-                and english_correction(word) is None and not derived_word(word, english)):
+                and english_correction(word) is None and not is_derived(word, english)):
             names.append(word)
             if len(names) >= limit:
                 break

@@ -2,9 +2,10 @@
 
 ``correct_word`` maps a typo to the nearest word the collection knows (rapidfuzz, one edit or
 two for long words, a swap of neighbours counting as one, the first letter kept), unless an
-English word is nearer or the word is English already; ``correct_parts`` does the same for each
-part of a hyphen- or slash-joined word; ``unstretched`` reads "sooo" as "so". The English word
-list and frequencies are pyspellchecker's, shipped in its wheel.
+English word is nearer or the word is English already (a rare English word one doubled letter
+short of a common docs word is the docs' word: "planer" is "planner"); ``correct_parts`` does
+the same for each part of a hyphen- or slash-joined word; ``unstretched`` reads "sooo" as "so".
+The English word list and frequencies are pyspellchecker's, shipped in its wheel.
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ _SUFFIXES = ("able", "ible", "ing", "ed", "er", "ers", "s", "es", "ness", "less"
 _STEM_LETTERS = 4
 
 
-def derived_word(word: str, english: frozenset[str]) -> bool:
+def is_derived(word: str, english: frozenset[str]) -> bool:
     """Whether ``word`` is an English word with a prefix or suffix English adds ("stackable")."""
     for prefix in ("", *_PREFIXES):
         if not word.startswith(prefix):

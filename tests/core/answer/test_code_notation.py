@@ -29,3 +29,23 @@ def test_struck_out_lines_and_text_go(fence: str, gone: list[str], kept: list[st
     body = ["npm run --legacy one", "two", "three", "four", "five"]
     shown = "\n".join(as_shown([fence, *body, "```"])[1:])
     assert not any(g in shown for g in gone) and all(k in shown for k in kept) and shown.endswith("```")
+
+
+@pytest.mark.parametrize(("fence", "body", "shown"), [
+    ("```js del={1-999999999}", ["a", "b"], []),  # a range past the snippet costs no more than it
+    ('```js title="del={2}"', ["a", "b"], ["a", "b"]),  # a title, not a marker
+    ("```js del={1} del={3}", ["a", "b", "c"], ["b"]),
+    ('```js del="c"', ["a", "c", ""], ["a", ""]),  # a line left empty by the text struck goes
+    ("```js del={4-2}", ["a", "b"], ["a", "b"]),
+    # Counted as written: the Shiki notation the site hides is still line 1.
+    ("```js del={2}", ["x // [!code --]", "y", "z"], ["z"]),
+])
+def test_del_markers_are_read_as_expressive_code_reads_them(
+    fence: str, body: list[str], shown: list[str]
+) -> None:
+    assert as_shown([fence, *body, "```"]) == [fence, *shown, "```"]
+
+
+def test_a_long_fence_info_is_read_in_linear_time() -> None:
+    info = "```js " + "a" * 200_000 + " del={1}"
+    assert as_shown([info, "x", "y", "```"]) == [info, "y", "```"]

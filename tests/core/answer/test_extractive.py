@@ -991,6 +991,24 @@ def test_a_tab_repeating_the_command_above_leaves_no_empty_label() -> None:
     assert text.count("source setup.bash") == 1 and "macOS:" not in text
 
 
+def test_a_tab_whose_note_repeats_keeps_its_label_over_its_own_code() -> None:
+    tabs = ("Linux:\n\nOpen a terminal in the workspace first.\n\n```sh\nsource install/setup.bash\n```\n\n"
+            "Windows:\n\nOpen a terminal in the workspace first.\n\n```bat\ncall install\\setup.bat\n```")
+    page = chunk(1, f"Source the setup file in every new shell:\n\n{tabs}\n\nThen run the node.")
+    text = "".join(choose_excerpts("how do i source the setup file on linux and windows?", [page]))
+    assert "Windows:\n\n```bat" in text
+
+
+def test_a_label_seen_once_still_labels_its_next_tab() -> None:
+    first = "Linux:\n\n```sh\ncolcon build\n```"
+    second = ("Linux:\n\n```sh\nsource install/setup.bash\n```\n\n"
+              "macOS:\n\n```sh\nsource install/setup.zsh\n```")
+    page = chunk(1, f"Build the workspace:\n\n{first}\n\nThen source the overlay:\n\n{second}")
+    text = "".join(choose_excerpts("how do i build the workspace and source the overlay?", [page]))
+    assert "Then source the overlay:\n\nLinux:\n\n```sh\nsource install/setup.bash" in text
+    assert "macOS:\n\n```sh\nsource install/setup.zsh" in text
+
+
 def test_a_long_tab_comes_alone() -> None:
     example = "\n".join(f"x{i} = {i}" for i in range(8))
     tabs = f'```py title="Python 3.9"\n{example}\n```\n\n```py title="Python 3.10"\n{example}  # new\n```'

@@ -170,6 +170,8 @@ def test_a_generated_table_of_contents_is_left_out() -> None:
     text = "\n".join(b for section in parse_rst(page)[1] for b in section.blocks)
     assert "Table of Contents" not in text and "Why it works." in text and "Run the build." in text
     assert text.count("Background") == 0  # the heading is the path, not a block; no list names it
+    written = "Guide\n=====\n\n.. topic:: Summary\n   :class: contents\n\n   The author's own words.\n"
+    assert "The author's own words." in "\n".join(b for sec in parse_rst(written)[1] for b in sec.blocks)
 
 
 @pytest.mark.parametrize(("directive", "read"), [
