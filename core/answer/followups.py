@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from core.answer.steps import rounded_down
 from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, RetrievedChunk, TurnRole
+from core.retrieval.lexicon import Lexicon
 from core.retrieval.retriever import chunk_text
-from core.retrieval.small_talk import ASKING, without_acknowledgement
+from core.retrieval.small_talk import ASKING, FILLER, without_acknowledgement
 from core.retrieval.terms import STOPWORDS, tokens
 
 #: A question this short, or one leaning on a pronoun, rarely names its subject.
@@ -261,3 +262,18 @@ def own_support(own: frozenset[int], found: Sequence[frozenset[int]], idf: Calla
         return 1.0
     held = frozenset().union(*found) & own
     return sum(idf(t) for t in held) / total
+
+
+def leans_on_subject(message: str, lexicon: Lexicon) -> bool:
+    """Whether a follow-up asks about the thread's subject in words of the docs but not theirs for it.
+
+    "ok how do i turn it off for just me?": the docs say "disable ... for yourself", so its own words
+    find nothing, yet it asks, points back ("it") and names nothing the docs do not know. A new topic
+    names something they never mention ("terraform"); small talk and aimed messages ask nothing here.
+    """
+    if lexicon.empty or instruction_reason(message) is not None or not points_back(message):
+        return False
+    if not any(asks(s) for s in SENTENCE_END.split(message) if s.strip()):
+        return False
+    words = [w for w in tokens(message) if w not in STOPWORDS and w not in FILLER and w.isalpha()]
+    return bool(words) and all(lexicon.knows(w) for w in words)

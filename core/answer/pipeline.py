@@ -32,6 +32,7 @@ from core.answer.followups import (
     FOLLOW_UP_DEPTH,
     FOLLOW_UP_MIN_TERMS,
     follow_up_support,
+    leans_on_subject,
     search_query_for,
     without_aimed,
 )
@@ -110,8 +111,7 @@ class RagPipeline:
         terms: search-term ids of a text, for the relevance score's coverage part.
         similarity: dense similarity of two texts, for grounding checks.
         reranker: optional second-stage ranking (Cohere rerank).
-        cosine: question-chunk cosines of the local model, when another model embeds (see
-            HybridRetriever).
+        cosine: question-chunk cosines of the local model when another model embeds (HybridRetriever).
         lexicon: a collection's current vocabulary (query understanding, ranking by headings).
         retriever: the hybrid retriever; built from the settings when not given.
     """
@@ -203,15 +203,9 @@ class RagPipeline:
         return self.scope(top_k=options.top_k, threshold=options.threshold,
                           collection=options.collection_name)
 
-    async def retrieve(
-        self,
-        text: str,
-        *,
-        query: UserQuery,
-        top_k: int | None = None,
-        filters: dict[str, Any] | None = None,
-        collection: str | None = None,
-    ) -> RetrievedContext:
+    async def retrieve(self, text: str, *, query: UserQuery, top_k: int | None = None,
+                       filters: dict[str, Any] | None = None, collection: str | None = None
+                       ) -> RetrievedContext:
         """The model's search tool: the chunks (RETURNED) that pass the threshold, logged as steps.
 
         Raises:
@@ -445,8 +439,13 @@ class RagPipeline:
         if found.verdict.probability >= enough and await self._still_on_topic(own, found, lexicon, query):
             return found
         text = own if len(self.terms(own)) >= FOLLOW_UP_MIN_TERMS else ""
-        return await self._alone(text, "the message", query=query, scope=scope, lexicon=lexicon,
-                                 enough=enough)
+        alone = await self._alone(text, "the message", query=query, scope=scope, lexicon=lexicon,
+                                  enough=enough)
+        if alone or found.verdict.probability < enough or not leans_on_subject(query.query_text, lexicon):
+            return alone
+        await self._log(EventType.RESULTS_FILTERED, query, response_summary=(
+            "the message alone finds nothing and points back: answered from the thread's subject"))
+        return found  # "ok how do i turn it off for just me?": the docs say "disable ... for yourself"
 
     async def _alone(self, text: str, what: str, *, query: UserQuery, scope: Scope, lexicon: Lexicon,
                      enough: float) -> Found | None:
@@ -480,8 +479,7 @@ class RagPipeline:
         return False
 
     def _min_probability(self, *, quoting: bool = False) -> float:
-        # A model told to say when the sources do not answer needs only clearly off-topic
-        # questions dropped; the extractive answerer quotes whatever it is given.
+        # A model says when the sources do not answer: only clearly off-topic questions are dropped.
         llm = self.uses_llm and not quoting
         return self.settings.answerable_probability_llm if llm else self.settings.answerable_probability
 
@@ -491,8 +489,7 @@ class RagPipeline:
                 result = await self.retrieve(text, query=query, top_k=top_k, filters=filters,
                                              collection=collection)
             except (StoreError, ProviderError) as exc:
-                # The answer can still be written from the chunks already found: the model is
-                # told the search found nothing rather than the whole answer failing.
+                # The answer is still written from the chunks found: the model hears the search found nothing.
                 await self._log(EventType.ERROR, query, error_details=f"tool search failed: {exc}")
                 return []
             return result.chunks

@@ -285,3 +285,5 @@ async def test_a_name_the_docs_do_not_use_is_weighed_and_logged(runtime: Runtime
     said = [e.response_summary or "" async for e in runtime.database.export(
         event_type=EventType.RESULTS_RANKED, query_id=plain.query_id)]
     assert said and not any("names the docs" in s for s in said)
+
+
