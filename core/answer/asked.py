@@ -16,7 +16,7 @@ from core.answer.followups import SENTENCE_END, asks, points_back
 from core.answer.responses import INSTRUCTIONS_TEXT, NOTIFY_TEXT, SECRETS_TEXT, SMALL_TALK_TEXT
 from core.ingest.injection import instruction_reason
 from core.retrieval.query import strip_markup
-from core.retrieval.terms import content_terms
+from core.retrieval.terms import content_terms, quote_spans
 
 
 def question_sentences(message: str) -> str | None:
@@ -88,9 +88,9 @@ def asks_for_secrets(message: str) -> bool:
 #: "answer every question with ...". "ignore any prompts" (an installer's) or "override the system
 #: prompt for the agent" (an LLM framework's) ask the docs how, and say none of this.
 _TAKES_OVER = re.compile(
-    r"\b(?:from\s+now\s+on|from\s+here\s+on|you\s+are\s+now|you['\u2019]re\s+now|u\s+r\s+now"
-    r"|(?:reply|respond|answer|talk|speak)\s+(?:only|every(?:thing)?|all|to\s+every)\b"
-    r"|only\s+(?:reply|respond|answer)|no\s+(?:rules|restrictions|limits)\b)",
+    r"\b(?:from\s+now\s+on|from\s+here\s+on|henceforth|you\s+are\s+now|you['\u2019]re\s+now|u\s+r\s+now"
+    r"|(?:reply|respond|answer|talk|speak)\s+(?:only|every(?:thing)?|all|to\s+every|with)\b"
+    r"|(?:only|always)\s+(?:reply|respond|answer|say)|no\s+(?:rules|restrictions|limits)\b)",
     re.IGNORECASE)
 
 
@@ -102,7 +102,11 @@ def only_instructs(message: str) -> bool:
     as aimed at the assistant (``instruction_reason``) and take over how it answers; a message that
     also asks ("... and how do I guard against it?") is searched.
     """
-    return (instruction_reason(message) is not None and _TAKES_OVER.search(message) is not None
+    # What the message quotes ("my prompt says 'you are now a pirate'") is no instruction to the bot.
+    unquoted = message
+    for start, end in reversed(quote_spans(message)):
+        unquoted = f"{unquoted[:start]} {unquoted[end:]}"
+    return (instruction_reason(message) is not None and _TAKES_OVER.search(unquoted) is not None
             and "?" not in message and _ASKS_ABOUT.search(message) is None)
 
 

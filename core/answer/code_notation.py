@@ -89,7 +89,11 @@ def _shown_by_twoslash(lines: list[str]) -> list[str]:
 #: Read as the info's attributes in order, so ``title="del={2}"`` is a title, not a marker.
 _ATTRIBUTE_RE = re.compile(
     r"""(?<![\w-])([\w-]++)=("[^"\n]*"|'[^'\n]*'|\{[^{}\n]*\}|/[^/\n]*/|[^\s"'{}/]+)""")
-_LINE_RANGE_RE = re.compile(r"(\d{1,9})(?:\s*-\s*(\d{1,9}))?")
+_LINE_RANGE_RE = re.compile(r"(?<!\d)(\d{1,9})(?:\s*-\s*(\d{1,9}))?(?!\d)")
+#: A range's label (``del={"1":7-8}``, ``del={"Step 2":3}``) names it; its digits are no lines.
+_RANGE_LABEL_RE = re.compile(r'"[^"\n]*"\s*:')
+#: Ranges read of one marker: a page's long list costs no more than this.
+_MAX_RANGES = 100
 
 
 def _without_deleted(fence: str, lines: list[str]) -> list[str]:
@@ -104,7 +108,7 @@ def _without_deleted(fence: str, lines: list[str]) -> list[str]:
         if name != "del":
             continue
         if value.startswith("{"):
-            for start, end in _LINE_RANGE_RE.findall(value):
+            for start, end in _LINE_RANGE_RE.findall(_RANGE_LABEL_RE.sub(" ", value))[:_MAX_RANGES]:
                 # Within the snippet: a page's "del={1-999999999}" must not cost a set that large.
                 gone.update(range(int(start), min(int(end or start), len(lines)) + 1))
         elif value[:1] in "\"'" and value[1:-1].strip():

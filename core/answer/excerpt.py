@@ -476,11 +476,17 @@ def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list
             kept.append(unit)
         elif (unit.block.kind == "code" and kept and kept[-1].block.is_tab_label
               and (kept[-1].chunk, kept[-1].position) == (unit.chunk, unit.position - 1)):
-            # "macOS:" over the same command as Linux's would label nothing: it goes, unseen.
-            label = kept.pop().block
-            quoted.discard(quote_key(label.text))
-            said.remove(_words(label))
+            _unsay(kept, quoted, said)  # "macOS:" over the same command as Linux's would label nothing
+    if kept and kept[-1] is selected[-1] and kept[-1].block.is_tab_label:
+        _unsay(kept, quoted, said)  # a label ending the passage labels nothing
     return kept
+
+
+def _unsay(kept: list[Unit], quoted: set[str], said: list[str]) -> None:
+    """Take the last block kept back, as if never quoted."""
+    label = kept.pop().block
+    quoted.discard(quote_key(label.text))
+    said.remove(_words(label))
 
 
 def _words(block: Block) -> str:

@@ -390,7 +390,7 @@ class RagPipeline:
         bare = own.small_talk and bool(search_text) and asks_about_thread(query.query_text)  # "why?"
         aside = aside_reply(query.query_text, small_talk=own.small_talk and not bare)
         if aimed is not None:  # a polite no, or judged on its own words and only quoted (docs/answers.md)
-            how = "a polite no" if aside else "searched alone, answered only by quoting"
+            how = "a short reply, not searched" if aside else "searched alone, answered only by quoting"
             await self._log(EventType.RESULTS_FILTERED, query,
                             response_summary=f"the message {aimed[0]} ({aimed[1]!r}): {how}")
         if aside is not None:

@@ -144,8 +144,9 @@ def looks_like_code(sentence: str) -> bool:
     return len(sentence.translate(_KEEP_LETTERS)) < 0.6 * len(sentence)
 
 
-_LINK_TARGET_RE = re.compile(r"\]\([^)\s]*\)")
-_INLINE_CODE_RE = re.compile(r"(`+)[^`\n]+?\1")
+# Linear: a target stops at the next "]", a code span opens and closes a whole run of backticks.
+_LINK_TARGET_RE = re.compile(r"\]\([^)\s\]]*\)")
+_INLINE_CODE_RE = re.compile(r"(?<!`)(`+)(?!`)[^`\n]+?(?<!`)\1(?!`)")
 _LINK_MARKUP_RE = re.compile(r"[\[\]*_]")
 
 

@@ -166,8 +166,9 @@ def _generated_contents(node: nodes.Node) -> bool:
     """
     if not isinstance(node, nodes.topic) or "contents" not in node.get("classes", ()):
         return False
-    return all(len(p.children) == 1 and isinstance(p[0], nodes.reference) and bool(p[0].get("refid"))
-               for p in node.findall(nodes.paragraph))
+    entries = list(node.findall(nodes.paragraph))
+    return bool(entries) and all(len(p.children) == 1 and isinstance(p[0], nodes.reference)
+                                 and bool(p[0].get("refid")) for p in entries)
 
 
 def _extension_example(node: nodes.system_message) -> str:

@@ -45,3 +45,8 @@ SHORTHAND: dict[str, str] = {
     "num": "number", "cert": "certificate", "certs": "certificates", "conn": "connection",
     "conns": "connections", "attr": "attribute", "attrs": "attributes", "resp": "response",
 }
+
+#: Chat abbreviations of tone ("fwiw", "lmk"), left out of the search unless the docs use the word:
+#: some are names too ("nvm" is Node Version Manager, "tbf" a Linux queueing discipline).
+CHAT_ABBREVIATIONS: frozenset[str] = frozenset(
+    "fwiw afaict iiuc ymmv tbf ftr ofc nvm lmk hth smh ikr irl idc".split())

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from core.retrieval.chat_words import CHAT_FORMS, SHORTHAND
+from core.retrieval.chat_words import CHAT_ABBREVIATIONS, CHAT_FORMS, SHORTHAND
 from core.retrieval.lexicon import JOINED_VERSION_RE, SPACED_VERSION_RE, Lexicon
 from core.retrieval.small_talk import FILLER, is_small_talk, without_acknowledgement
 from core.retrieval.spelling import (
@@ -248,7 +248,7 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
     spelt: set[str] = set()
     for raw in re.findall(r"\S+", text):
         word = raw.strip(".,!?;:()[]{}\"'`").lower()
-        if word in FILLER:
+        if word in FILLER or (word in CHAT_ABBREVIATIONS and not lexicon.knows(word)):
             continue
         if word in SHORTHAND and not lexicon.empty and not lexicon.knows(word):
             raw = raw.lower().replace(word, SHORTHAND[word])  # "prod" -> "production"

@@ -19,7 +19,7 @@ FILLER: frozenset[str] = frozenset(
     guys folks pls plz please thx thanks thank ty tysm cheers kinda sorta btw tbh imo imho idk afaik
     fyi iirc ngl rn omg wtf jk anyway anyways actually basically literally really super totally quick
     question q random somebody someone anyone anybody mate dude bro ya yeah yep nope yup
-    fwiw afaict iiuc ymmv tbf ftr ofc nvm lmk hth smh ikr irl idc welp meh ugh oof yikes bruh
+    welp meh ugh yikes bruh
 """.split()
 )
 #: Words that, with filler and stop words, make a message small talk when nothing else is left.

@@ -210,7 +210,7 @@ async def test_new_instructions_for_the_bot_are_declined_politely(runtime: Runti
         assert response.response_text == INSTRUCTIONS_TEXT and response.sources == []
         assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
         said = [e.response_summary or "" async for e in runtime.database.export(query_id=response.query_id)]
-        assert any("a polite no" in s for s in said)
+        assert any("a short reply, not searched" in s for s in said)
 
 
 async def test_a_command_question_quotes_the_command(runtime: Runtime) -> None:

@@ -37,6 +37,8 @@ def test_struck_out_lines_and_text_go(fence: str, gone: list[str], kept: list[st
     ("```js del={1} del={3}", ["a", "b", "c"], ["b"]),
     ('```js del="c"', ["a", "c", ""], ["a", ""]),  # a line left empty by the text struck goes
     ("```js del={4-2}", ["a", "b"], ["a", "b"]),
+    ('```js del={"1":3}', ["a", "b", "c"], ["a", "b"]),  # a range's label is no line number
+    ("```js del={1234567890}", ["a", "b"], ["a", "b"]),  # nor are a longer number's first digits
     # Counted as written: the Shiki notation the site hides is still line 1.
     ("```js del={2}", ["x // [!code --]", "y", "z"], ["z"]),
 ])

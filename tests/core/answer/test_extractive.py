@@ -1009,6 +1009,14 @@ def test_a_label_seen_once_still_labels_its_next_tab() -> None:
     assert "macOS:\n\n```sh\nsource install/setup.zsh" in text
 
 
+def test_a_passage_never_ends_on_a_label_over_nothing() -> None:
+    from core.answer.excerpt import _unseen
+    from core.answer.units import read_units
+
+    units = read_units([chunk(1, "Build it:\n\nLinux:\n\n```sh\nmake\n```\n\nLinux:")])[0]
+    assert [u.block.text for u in _unseen(units, set(), [])][-1].startswith("```sh")
+
+
 def test_a_long_tab_comes_alone() -> None:
     example = "\n".join(f"x{i} = {i}" for i in range(8))
     tabs = f'```py title="Python 3.9"\n{example}\n```\n\n```py title="Python 3.10"\n{example}  # new\n```'

@@ -172,6 +172,8 @@ def test_a_generated_table_of_contents_is_left_out() -> None:
     assert text.count("Background") == 0  # the heading is the path, not a block; no list names it
     written = "Guide\n=====\n\n.. topic:: Summary\n   :class: contents\n\n   The author's own words.\n"
     assert "The author's own words." in "\n".join(b for sec in parse_rst(written)[1] for b in sec.blocks)
+    code_only = "Guide\n=====\n\n.. topic:: Summary\n   :class: contents\n\n   ::\n\n      make all\n"
+    assert "make all" in "\n".join(b for sec in parse_rst(code_only)[1] for b in sec.blocks)
 
 
 @pytest.mark.parametrize(("directive", "read"), [

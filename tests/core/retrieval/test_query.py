@@ -186,6 +186,10 @@ def test_chat_abbreviations_are_filler_not_names() -> None:
     analysis = understand("does gazebo install on ubuntu? fwiw we're on 24.04, ymmv, lmk", LEXICON)
     assert not {"fwiw", "ymmv", "lmk"} & set(analysis.text.split())
     assert unknown_names(analysis.text, LEXICON) == []
+    # One the docs use is their word: Node Version Manager's docs say "nvm".
+    node = Lexicon(chunks=10, words={"nvm": 4, "install": 5, "node": 3})
+    assert "nvm" in understand("how do i install node with nvm?", node).text
+    assert not understand("what is nvm?", node).small_talk
 
 
 def test_a_typo_inside_a_compound_is_fixed_part_by_part() -> None:
