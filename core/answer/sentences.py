@@ -145,7 +145,8 @@ def looks_like_code(sentence: str) -> bool:
 
 
 # Linear: a target stops at the next "]", a code span opens and closes a whole run of backticks.
-_LINK_TARGET_RE = re.compile(r"\]\([^)\s\]]*\)")
+#: A Markdown link's target, "](...)".
+LINK_TARGET_RE = re.compile(r"\]\([^)\s\]]*\)")
 _INLINE_CODE_RE = re.compile(r"(?<!`)(`+)(?!`)[^`\n]+?(?<!`)\1(?!`)")
 _LINK_MARKUP_RE = re.compile(r"[\[\]*_]")
 
@@ -157,5 +158,5 @@ def paragraph_looks_like_code(paragraph: str) -> bool:
     link target and backticks made it symbol soup (a quarter of one site's paragraphs). Link
     targets, brackets and emphasis go, and each code span counts as one word.
     """
-    words = _INLINE_CODE_RE.sub("code", _LINK_TARGET_RE.sub("]", paragraph))
+    words = _INLINE_CODE_RE.sub("code", LINK_TARGET_RE.sub("]", paragraph))
     return looks_like_code(_LINK_MARKUP_RE.sub("", words))

@@ -904,7 +904,7 @@ def test_a_sentence_quoted_inside_a_longer_block_or_with_another_link_is_not_quo
 
 
 def test_the_same_command_under_another_fence_language_reads_as_the_same_code() -> None:
-    from core.answer.excerpt import _words
+    from core.answer.picker import _words
 
     def code(text: str) -> str:
         return _words(Block("code", text))
@@ -1010,7 +1010,7 @@ def test_a_label_seen_once_still_labels_its_next_tab() -> None:
 
 
 def test_a_passage_never_ends_on_a_label_over_nothing() -> None:
-    from core.answer.excerpt import _unseen
+    from core.answer.picker import _unseen
     from core.answer.units import read_units
 
     units = read_units([chunk(1, "Build it:\n\nLinux:\n\n```sh\nmake\n```\n\nLinux:")])[0]
