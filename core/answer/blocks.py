@@ -128,11 +128,13 @@ class Block:
 
     @property
     def is_unreadable(self) -> bool:
-        """Code with nothing to read in a chat: a diagram's source, or only includes of other files."""
+        """Code with nothing to read in a chat: a diagram's source, only includes of other files, or
+        nothing at all once the lines its site hides or strikes out are gone."""
         if self.kind != "code":
             return False
-        body = [line for line in self.text.splitlines()[1:] if line.strip() and not FENCE_RE.match(line)]
-        return self.is_diagram or (bool(body) and all(INCLUDE_LINE.match(line) for line in body))
+        shown = as_shown(self.text.splitlines())[1:]
+        body = [line for line in shown if line.strip() and not FENCE_RE.match(line)]
+        return self.is_diagram or not body or all(INCLUDE_LINE.match(line) for line in body)
 
     @property
     def is_diagram(self) -> bool:

@@ -51,3 +51,10 @@ def test_del_markers_are_read_as_expressive_code_reads_them(
 def test_a_long_fence_info_is_read_in_linear_time() -> None:
     info = "```js " + "a" * 200_000 + " del={1}"
     assert as_shown([info, "x", "y", "```"]) == [info, "y", "```"]
+
+
+def test_code_whose_every_line_is_struck_out_is_not_quoted() -> None:
+    # Quoted, it would show an empty fence under its title.
+    assert Block("code", '```js title="a.mjs" del={1-2}\nbase: "/x",\nsite: "y",\n```').is_unreadable
+    assert Block("code", "```\n```").is_unreadable
+    assert not Block("code", "```js del={1}\nbase: '/x',\nsite: 'y',\n```").is_unreadable
