@@ -30,15 +30,17 @@ _ANAPHORA = re.compile(
 
 
 #: "there" and "that" pointing at nothing earlier: "is there a way ...", "there's no ...",
-#: "tell everyone that the build ..." (only that word is blanked: "tell me more about that"
-#: and "check that value" still point back).
+#: "tell everyone that the build ...", "the commit that i pushed" (only that word is blanked: "tell
+#: me more about that" and "check that value" still point back).
 _APOSTROPHE = "['\u2019]"
 _NOT_POINTING = re.compile(
     rf"\b(?:is|are|was|were|isn{_APOSTROPHE}t|aren{_APOSTROPHE}t)\s+there"
     r"(?=\s+(?:a|an|any|some|no|anything|anyone|anybody|something|way|other|another|more)\b)"
     rf"|\bthere(?:\s+(?:is|are|was|were|isn{_APOSTROPHE}t|aren{_APOSTROPHE}t)|{_APOSTROPHE}s)\b"
     r"|\b(?P<lead>(?:tell|told|say|says|said|know|knows|think|sure)(?:\s+\w+){0,3}?\s+)that"
-    r"(?=\s+(?:the|a|an|my|our|your|i|we|you|he|she|they|there|some|no)\b)",
+    r"(?=\s+(?:the|a|an|my|our|your|i|we|you|he|she|they|there|some|no)\b)"
+    # ... and a "that" opening a clause about the writer ("the commit that i already pushed").
+    r"|\bthat(?=\s+(?:i|we|you|he|she|they)\b)",
     re.IGNORECASE,
 )
 

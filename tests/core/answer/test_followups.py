@@ -99,6 +99,7 @@ def test_a_long_self_contained_question_or_a_first_message_is_searched_as_it_is(
     "isn\u2019t there a way to run my own script after every sync, like a hook?",
     "there's a way to run my own script after every sync right? like a hook",
     "can you tell the whole team that the build server is down today?",
+    "how do i undo my last git commit that i already pushed to the main branch lol",  # a clause, no pointer
     "how do i merge two dicts in python 3, is there a one liner in the stdlib",
     "what happens to the other nodes if one machine goes down mid run",
     "do i need more than 8 gb of ram for the course labs at home",
