@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 
 from core.answer.citations import CITATION_RE
+from core.ingest.spans import CODE_SPAN
 
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
@@ -144,10 +145,8 @@ def looks_like_code(sentence: str) -> bool:
     return len(sentence.translate(_KEEP_LETTERS)) < 0.6 * len(sentence)
 
 
-# Linear: a target stops at the next "]", a code span opens and closes a whole run of backticks.
-#: A Markdown link's target, "](...)".
+#: A Markdown link's target, "](...)"; it stops at the next "]", so a line of "](" costs one pass.
 LINK_TARGET_RE = re.compile(r"\]\([^)\s\]]*\)")
-_INLINE_CODE_RE = re.compile(r"(?<!`)(`+)(?!`)[^`\n]+?(?<!`)\1(?!`)")
 _LINK_MARKUP_RE = re.compile(r"[\[\]*_]")
 
 
@@ -158,5 +157,5 @@ def paragraph_looks_like_code(paragraph: str) -> bool:
     link target and backticks made it symbol soup (a quarter of one site's paragraphs). Link
     targets, brackets and emphasis go, and each code span counts as one word.
     """
-    words = _INLINE_CODE_RE.sub("code", LINK_TARGET_RE.sub("]", paragraph))
+    words = CODE_SPAN.sub("code", LINK_TARGET_RE.sub("]", paragraph))
     return looks_like_code(_LINK_MARKUP_RE.sub("", words))
