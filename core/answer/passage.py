@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from core.answer.blocks import LABEL_CHARS, Block
-from core.answer.units import Unit
+from core.answer.units import Unit, prose_chars
 from core.retrieval.terms import introduces_next
 
 #: Characters of prose after which an answer adds no more parts, and up to which one part takes
@@ -75,7 +75,7 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
     elif (same_section(units, end) and same_section(units, end + 1) and units[end + 1].block.is_body
           and units[end].block.is_lead_in):
         end += 2  # the next sentence introduces the list or command
-    size = sum(len(u.block.text) for u in units[start:end] if u.block.kind != "code")
+    size = sum(prose_chars(u.block) for u in units[start:end] if u.block.kind != "code")
     while same_section(units, end) and size < EXCERPT_CHARS:
         nxt = units[end]
         relevant = any(t in nxt.terms for t in weights)
@@ -93,12 +93,12 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
         # short ("When making changes to the linked dep, restart ... with `--force`"); a lead-in whose
         # body is not quoted answers nothing, nor does a block under another merged part's label.
         last = (relevant and not nxt.block.is_lead_in and nxt.part == units[start].part
-                and not same_section(units, end + 1) and size + len(nxt.block.text) <= EXCERPT_CHARS)
+                and not same_section(units, end + 1) and size + prose_chars(nxt.block) <= EXCERPT_CHARS)
         if not (step or (relevant and size < GROW_CHARS) or last):
             break
         end += 1
         if nxt.block.kind != "code":
-            size += len(nxt.block.text)
+            size += prose_chars(nxt.block)
     return list(units[start:end])
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from core.answer.blocks import Block
 from core.answer.passage import EXCERPT_CHARS
 from core.answer.sentences import LINK_TARGET_RE
-from core.answer.units import Unit, quote_key
+from core.answer.units import Unit, prose_chars, quote_key
 
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
@@ -61,7 +61,7 @@ class Picker:
         selected = _unseen(grown, self.quoted, self.said)
         if selected and url not in self.urls:
             self.urls.append(url)  # a page counts against max_sources only once it is quoted
-        self.size += sum(len(u.block.text) for u in selected if u.block.kind != "code")
+        self.size += sum(prose_chars(u.block) for u in selected if u.block.kind != "code")
         return selected
 
     def next_part(self) -> Unit | None:

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from core.answer.blocks import Block, list_items, parse_blocks, table_rows
 from core.answer.links import shown_links
-from core.answer.sentences import split_prose
+from core.answer.sentences import LINK_TARGET_RE, split_prose
 from core.models import RetrievedChunk
 from core.retrieval.terms import STOPWORDS, content_terms, with_name_parts
 
@@ -83,6 +83,20 @@ def quote_key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def without_link_targets(text: str) -> str:
+    """Prose as read: ``[label](target)`` keeps its label, not the address it points at.
+
+    A link's target ("cli/reference.md#hatch-publish", "github.com/pytest-dev/pytest-xdist") names
+    other pages and projects; its words are no words of the sentence and must not choose it.
+    """
+    return LINK_TARGET_RE.sub("]", text) if "](" in text else text
+
+
+def prose_chars(block: Block) -> int:
+    """How long a block reads: its characters without link targets (code as it is)."""
+    return len(block.text) if block.kind == "code" else len(without_link_targets(block.text))
+
+
 @lru_cache(maxsize=16_384)
 def unit_terms(text: str, *, names: bool = True) -> tuple[str, ...]:
     """The content terms of a block's text, a compound name's words with it unless ``names`` is off.
@@ -136,8 +150,9 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
                 pieces = table_rows(block)
             part = block.text if block.heads_entry else part
             for piece in pieces:
-                terms = unit_terms(piece.text, names=piece.kind != "code")
-                pairs = frozenset(itertools.pairwise(unit_terms(piece.text, names=False)))
+                read = piece.text if piece.kind == "code" else without_link_targets(piece.text)
+                terms = unit_terms(read, names=piece.kind != "code")
+                pairs = frozenset(itertools.pairwise(unit_terms(read, names=False)))
                 units.append(Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
                                    pairs=pairs, opens_section=heading, asks=is_asking(piece),
                                    cut=starts_mid_sentence(piece, in_code), part=part))
@@ -183,9 +198,10 @@ def _without_lead_in(unit: Unit) -> list[Unit]:
     if not sentences:
         return []
     text = " ".join(sentences)
-    terms = unit_terms(text)
+    read = without_link_targets(text)
+    terms = unit_terms(read)
     return [dataclasses.replace(unit, block=Block("para", text), terms=frozenset(terms),
-                                pairs=frozenset(itertools.pairwise(unit_terms(text, names=False))))]
+                                pairs=frozenset(itertools.pairwise(unit_terms(read, names=False))))]
 
 
 def starts_mid_sentence(block: Block, in_code: frozenset[str]) -> bool:

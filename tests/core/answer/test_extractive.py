@@ -464,6 +464,16 @@ def test_a_word_that_names_nothing_does_not_choose_the_passage() -> None:
     assert vague.text.startswith("These interfaces")
 
 
+def test_a_link_target_s_words_do_not_choose_the_passage() -> None:
+    # The address names another page ("cli/reference.md#publish-index"); it is no word of the sentence.
+    linking = chunk(1, "# Commands\n\n"
+                       "See [the reference](cli/reference.md#publish-another-index-token) for more.")
+    answering = chunk(2, "# Uploading\n\nPass `--auth` with your token to upload to a private index.")
+    asked = "how do i publish to another index with a token"
+    result = ExtractiveGenerator().answer(request(asked, [linking, answering]))
+    assert result.text.startswith("Pass `--auth`")
+
+
 def test_a_passage_pointing_back_is_quoted_with_what_it_points_at() -> None:
     # "This tool ..." names its tool the sentence before; quoted alone it answers nothing.
     page = chunk(1, "Migrating.\n\nYou can use `bump-models` from the same team.\n\n"
