@@ -51,6 +51,10 @@ _FENCE_FLAGS = frozenset(
     "lines wrap expandable copy nocopy no-copy showlinenumbers linenums numberlines twoslash collapse "
     "ignore editable noplayground no_run should_panic compile_fail hidelines diff npm2yarn live noinline "
     "hidden example-good example-bad".split())
+#: One lower-case word joined by hyphens, without a dot: a switch a site's plugin reads
+#: (Hatch's ``config-example``, ``example-good``), not a title, which names a file (``docker-compose.yml``)
+#: or is written in words.
+_FLAG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 #: An info string longer than this holds no title worth reading (and is not read: answers stay fast).
 _MAX_INFO_CHARS = 200
 
@@ -64,4 +68,6 @@ def _bare_title(info: str, language: str) -> str:
         words.pop()
     # A title starts with a letter or a dot (``.env``): "$ npm i" is a prompt, not a title.
     titled = 0 < len(words) <= _TITLE_WORDS and (words[0][:1].isalpha() or words[0][:1] == ".")
+    if len(words) == 1 and _FLAG_RE.fullmatch(words[0]):
+        return ""  # a site's own switch ("config-example", "no-copy"), not a title
     return " ".join(words) if titled else ""

@@ -795,6 +795,8 @@ def test_a_lower_case_start_is_a_fragment_unless_it_names_what_the_code_writes(
     ("```jsx live noInline", "```jsx"),  # Docusaurus' and MDN's switches are no titles
     ("```css hidden", "```css"),
     ("```console $ npm i", "```console"),
+    ("```toml config-example", "```toml"),  # a site's switch: one hyphenated word, no file
+    ("```yaml docker-compose.yml", "docker-compose.yml:\n```yaml"),
 ])
 def test_a_quoted_fence_keeps_its_language_and_shows_its_file(fence: str, shown: str) -> None:
     body = "" if fence.endswith("```") and fence.count("```") == 2 else "\nx = 1\n```"
