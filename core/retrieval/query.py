@@ -246,10 +246,12 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
     kept: list[str] = []
     corrections: dict[str, str] = {}
     spelt: set[str] = set()
+    before = ""
     for raw in re.findall(r"\S+", text):
         word = raw.strip(".,!?;:()[]{}\"'`").lower()
         if word in FILLER or (word in CHAT_ABBREVIATIONS and not lexicon.knows(word)):
             continue
+        typed, before = before, word
         if word in SHORTHAND and not lexicon.empty and not lexicon.knows(word):
             raw = raw.lower().replace(word, SHORTHAND[word])  # "prod" -> "production"
             word = SHORTHAND[word]
@@ -257,6 +259,10 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
             spelt.add(SHORTHAND[word])  # once: "env" -> "env environment", the docs' word mostly
             core = raw.rstrip(".,!?;:")
             raw = f"{core} {SHORTHAND[word]}{raw[len(core):]}"
+        elif (pair := _spelt_pair(typed, word, lexicon)) and pair not in spelt:
+            spelt.add(pair)
+            core = raw.rstrip(".,!?;:")
+            raw = f"{core} {pair}{raw[len(core):]}"
         fixed = None if word in STOPWORDS else correct_word(word, lexicon) or correct_parts(word, lexicon)
         if fixed is not None:
             corrections[word] = fixed
@@ -270,6 +276,18 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
             raw = f"{core} {long_form}{raw[len(core):]}"
         kept.append(raw)
     return " ".join(kept).strip(), corrections
+
+
+def _spelt_pair(first: str, second: str, lexicon: Lexicon) -> str | None:
+    """Two shorthand words in a row spelt out together, when the docs write both long words.
+
+    Each alone may be the docs' own word ("env" a command, "vars" an option's name), so neither
+    is spelt out; together ("env vars", "db conn") they name what the docs spell out.
+    """
+    if first not in SHORTHAND or second not in SHORTHAND or lexicon.empty:
+        return None
+    long_forms = (SHORTHAND[first], SHORTHAND[second])
+    return " ".join(long_forms) if all(lexicon.knows(w) for w in long_forms) else None
 
 
 def _spelt_more(word: str, text: str, lexicon: Lexicon) -> bool:

@@ -135,6 +135,14 @@ def test_shorthand_the_docs_use_less_than_its_long_form_is_searched_with_it() ->
     assert understand("env vs env", lexicon).text == "env environment vs env"
 
 
+def test_two_shorthand_words_in_a_row_are_searched_spelt_out_together() -> None:
+    # The docs use "env" (a command) and "vars" (an option) themselves, so neither is spelt out alone.
+    lexicon = Lexicon(chunks=10, words={"env": 6, "environment": 4, "vars": 5, "variables": 2, "db": 1})
+    assert understand("how to set env vars", lexicon).text == "how to set env vars environment variables"
+    # Only when the docs write both long words.
+    assert understand("env db?", lexicon).text == "env db?"
+
+
 def test_known_and_english_words_are_never_corrected() -> None:
     assert correct_word("gazebo", LEXICON) is None
     assert correct_word("lecture", LEXICON) is None
