@@ -209,14 +209,24 @@ class Support:
     share: float
     #: Its best dense similarity with one of them; None when not needed or not measured.
     meaning: float | None = None
+    #: What it names that neither the docs nor English know (``unknown_names``).
+    names: tuple[str, ...] = ()
 
     @property
     def on_topic(self) -> bool:
-        """Whether the follow-up still asks about what was found."""
+        """Whether the follow-up still asks about what was found.
+
+        A follow-up naming what the docs never mention ("can i serve grpc from it too?", "how do i
+        add a plugin to my jekyll site?") asks about that, however many words it shares with them.
+        """
+        if self.names:
+            return False
         return self.share >= FOLLOW_UP_SUPPORT or (self.meaning or 0.0) >= FOLLOW_UP_MEANING
 
     def summary(self) -> str:
         """The activity log's account of the decision."""
+        if self.names:
+            return f"it names what the docs never mention: {', '.join(self.names)}"
         meaning = (f", dense similarity {rounded_down(self.meaning)} (needs {FOLLOW_UP_MEANING:g})"
                    if self.meaning is not None else "")
         return (f"{rounded_down(self.share)} of its own terms in the passages found "
@@ -225,7 +235,7 @@ class Support:
 
 def follow_up_support(
     own: str, passages: Sequence[RetrievedChunk], *, terms: Callable[[str], frozenset[int]],
-    idf: Callable[[int], float], similarity: Callable[[str, str], float] | None,
+    idf: Callable[[int], float], similarity: Callable[[str, str], float] | None, names: Sequence[str] = (),
 ) -> Support:
     """Whether the passages found for a follow-up with the thread's subject answer the follow-up.
 
@@ -235,10 +245,13 @@ def follow_up_support(
         terms: a text's search-term ids (a passage's title and section count with its text).
         idf: a term's weight in the collection.
         similarity: dense similarity of two texts; without it only the words count.
+        names: what the follow-up names that neither the docs nor English know.
 
     Returns:
         The Support; its meaning is measured only when the words fall short.
     """
+    if names:
+        return Support(share=0.0, names=tuple(names))
     held = [terms(chunk_text({"title": c.title, "section": c.section, "content": c.content}))
             for c in passages]
     by_words = Support(share=own_support(terms(own), held, idf))

@@ -471,7 +471,8 @@ class RagPipeline:
         if lexicon.empty or len(self.terms(own)) < FOLLOW_UP_MIN_TERMS:
             return True  # "tell me more", "and how do I test it?": only the thread says what about
         support = follow_up_support(own, found.context.chunks[:FOLLOW_UP_DEPTH], terms=self.terms,
-                                    idf=lexicon.term_idf(self.terms), similarity=self.similarity)
+                                    idf=lexicon.term_idf(self.terms), similarity=self.similarity,
+                                    names=unknown_names(own, lexicon))
         if support.on_topic:
             return True
         await self._log(EventType.RESULTS_FILTERED, query, response_summary=(

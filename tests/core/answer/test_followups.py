@@ -199,6 +199,11 @@ def test_a_follow_up_in_other_words_stays_on_the_subject_when_its_meaning_does()
     # Rounded down: what is under the cut never reads as reaching it ("0.150 (needs 0.15)").
     assert Support(share=0.1496).summary().startswith("0.149 of its own terms")
     assert "similarity 0.249 " in Support(share=0.1, meaning=0.2499).summary()
+    # A follow-up naming what the docs never mention asks about that, whatever words it shares.
+    named = follow_up_support("the physics step of mujoco", found, terms=terms, idf=lambda term: 1.0,
+                              similarity=similarity, names=["mujoco"])
+    assert named == Support(share=0.0, names=("mujoco",)) and not named.on_topic
+    assert named.summary() == "it names what the docs never mention: mujoco"
 
 
 DOCS = Lexicon(chunks=10, words={w: 2 for w in "turn off toolbar team whole just disable yourself".split()})
