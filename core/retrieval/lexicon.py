@@ -12,6 +12,7 @@ until its next ingest fills it in; everything that reads it degrades gracefully.
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import math
@@ -30,6 +31,8 @@ from core.retrieval.terms import STOPWORDS, content_terms, tokens
 log = logging.getLogger(__name__)
 
 LEXICON_VERSION = 1
+#: Shorter beginnings of a word are too many to read as its abbreviation ("conf" begins "conflict").
+ABBREVIATION_MIN = 5
 _WORD_RE = re.compile(r"^[a-z][a-z0-9_-]*[a-z0-9]$")
 
 
@@ -124,6 +127,26 @@ class Lexicon:
         if word in self.words:
             return True
         return any(s in self.stems or s in self.joined for s in content_terms(word))
+
+    @cached_property
+    def _alphabetical(self) -> list[str]:
+        return sorted(self.words)
+
+    def abbreviated(self, word: str) -> str | None:
+        """A longer word of the collection that ``word`` (lower-case, five letters or more) begins:
+        "concat" for "concatenate", "contrib" for "contribute"; None when there is none.
+
+        People shorten the docs' long words in chat; an abbreviation names no thing the docs lack.
+        """
+        if len(word) < ABBREVIATION_MIN:
+            return None
+        words = self._alphabetical
+        i = bisect.bisect_left(words, word)
+        while i < len(words) and words[i].startswith(word):
+            if len(words[i]) >= len(word) + 2:
+                return words[i]
+            i += 1
+        return None
 
     def idf(self, stem: str) -> float:
         """Inverse chunk frequency of a stem; an unknown stem gets the highest value."""

@@ -118,7 +118,8 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     names: list[str] = []
     for word in dict.fromkeys(w for token in tokens(text) for w in re.split(r"['\u2019.]", token)):
         if (_NAME_RE.fullmatch(word) and word not in english and not lexicon.knows(word)
-                and english_correction(word) is None and not is_derived(word, english)):
+                and english_correction(word) is None and not is_derived(word, english)
+                and lexicon.abbreviated(word) is None):  # "concat" of the docs' "concatenate"
             names.append(word)
             if len(names) >= limit:
                 break

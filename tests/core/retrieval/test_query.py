@@ -481,3 +481,12 @@ def test_words_typed_apart_are_searched_with_the_name_the_docs_join(message: str
     assert understand(message, lexicon).text == searched
     assert docs_compounds("key type", Lexicon()) == "key type"  # no vocabulary yet: nothing to go by
 
+
+
+def test_an_abbreviation_of_a_docs_word_names_nothing_they_lack() -> None:
+    lexicon = Lexicon(chunks=10, words={"concatenate": 2, "strings": 3, "operator": 2})
+    assert lexicon.abbreviated("concat") == "concatenate"
+    assert lexicon.abbreviated("conca") == "concatenate"
+    assert lexicon.abbreviated("conc") is None  # too short to read as one word's abbreviation
+    assert unknown_names("how do i concat strings", lexicon) == []
+    assert unknown_names("can i use mujoco for strings", lexicon) == ["mujoco"]
