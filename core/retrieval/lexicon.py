@@ -130,13 +130,15 @@ class Lexicon:
 
     @cached_property
     def _alphabetical(self) -> list[str]:
+        """The collection's words in order, for finding the words one begins by bisection."""
         return sorted(self.words)
 
     def abbreviated(self, word: str) -> str | None:
-        """A longer word of the collection that ``word`` (lower-case, five letters or more) begins:
-        "concat" for "concatenate", "contrib" for "contribute"; None when there is none.
+        """A longer word of the collection that ``word`` begins ("concat": "concatenate"), else None.
 
         People shorten the docs' long words in chat; an abbreviation names no thing the docs lack.
+        ``word`` is lower-case; one under ``ABBREVIATION_MIN`` letters begins too many words to tell.
+        The longer word has two letters more at least: one more is a plural or an inflection.
         """
         if len(word) < ABBREVIATION_MIN:
             return None
