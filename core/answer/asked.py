@@ -15,7 +15,8 @@ from core.answer.examples import asks_for_example, without_example_request
 from core.answer.followups import SENTENCE_END, asks, points_back
 from core.answer.responses import INSTRUCTIONS_TEXT, NOTIFY_TEXT, SECRETS_TEXT, SMALL_TALK_TEXT
 from core.ingest.injection import instruction_reason
-from core.retrieval.query import strip_markup
+from core.retrieval.lexicon import Lexicon
+from core.retrieval.query import strip_markup, unknown_names
 from core.retrieval.terms import content_terms, quote_spans
 
 
@@ -30,6 +31,18 @@ def question_sentences(message: str) -> str | None:
     if not asked or len(asked) == len(sentences) or any(points_back(s) for s in asked):
         return None
     return " ".join(asked)
+
+
+def asked_names(text: str, lexicon: Lexicon | None) -> list[str]:
+    """What the asking part of ``text`` names that neither the docs nor English know (``unknown_names``).
+
+    A name in the story around the question ("our ops team runs everything through zeromq. how do
+    i connect it to slack?") is the writer's own stack, not what is asked about; a question
+    sentence pointing back at the story keeps the whole message (``question_sentences``).
+    """
+    if lexicon is None:
+        return []
+    return unknown_names(question_sentences(text) or text, lexicon)
 
 
 #: Whom a broadcast goes to: a mass mention, everyone, the whole channel or team.

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.answer.asked import aside_reply, excerpt_question, question_sentences
+from core.answer.asked import aside_reply, asked_names, excerpt_question, question_sentences
 from core.answer.deadline import before_deadline, question_deadline
 from core.answer.followups import (
     FOLLOW_UP_DEPTH,
@@ -287,7 +287,7 @@ class RagPipeline:
                                                scope.top_k, step)
         verdict = judge(relevances=ranked_hits.top_relevances, cosine=ranked_hits.best_cosine,
                         pages=ranked_hits.top_pages, held=ranked_hits.top_held, named=ranked_hits.named,
-                        names=unknown_names(text, lexicon) if lexicon is not None else ())
+                        names=asked_names(text, lexicon))
         ranked = RankedResults(ranked_chunks=chunks, ranking_algorithm=algorithm,
                                execution_time=time.perf_counter() - start)
         summary = (f"{len(chunks)} chunk(s) kept by {algorithm}; best {chunks[0].score:.2f}" if chunks

@@ -296,5 +296,11 @@ async def test_a_name_the_docs_do_not_use_is_weighed_and_logged(runtime: Runtime
     said = [e.response_summary or "" async for e in runtime.database.export(
         event_type=EventType.RESULTS_RANKED, query_id=plain.query_id)]
     assert said and not any("names the docs" in s for s in said)
+    # Named in the story around the question, it is the writer's own stack, not what is asked.
+    story = await runtime.pipeline.answer("our ops team runs everything through zeromq. how do i connect "
+                                          "ragbot to slack?", thread_id="names-3")
+    said = [e.response_summary or "" async for e in runtime.database.export(
+        event_type=EventType.RESULTS_RANKED, query_id=story.query_id)]
+    assert said and not any("names the docs" in s for s in said)
 
 
