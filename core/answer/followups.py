@@ -17,6 +17,7 @@ from core.answer.steps import rounded_down
 from core.ingest.injection import instruction_reason
 from core.models import ConversationTurn, RetrievedChunk, TurnRole
 from core.retrieval.lexicon import Lexicon
+from core.retrieval.query import unknown_names
 from core.retrieval.retriever import chunk_text
 from core.retrieval.small_talk import ASKING, FILLER, without_acknowledgement
 from core.retrieval.terms import STOPWORDS, tokens
@@ -277,6 +278,23 @@ def own_support(own: frozenset[int], found: Sequence[frozenset[int]], idf: Calla
         return 1.0
     held = frozenset().union(*found) & own
     return sum(idf(t) for t in held) / total
+
+
+#: A message opening with a word that points at the thread's subject ("its inside a vm btw, anything
+#: else i can try?", "that didn't work on windows either"): it says more about that subject.
+_OPENS_ON_SUBJECT = re.compile(r"^\W*(?:it|its|that|this|they|those|these)\b", re.IGNORECASE)  # "it's" too
+
+
+def new_names(message: str, own: str, lexicon: Lexicon) -> list[str]:
+    """What a follow-up names that neither the docs nor English know, unless it opens on the thread.
+
+    "can i serve grpc endpoints from it too?" asks about the name; "its inside a virtualbox vm btw,
+    anything else i can try?" and "ok and on heroku?" tell where the thread's subject is used.
+    """
+    opening = without_acknowledgement(message)
+    if _CONTINUES.match(message) or _OPENS_ON_SUBJECT.match(opening):
+        return []
+    return unknown_names(own, lexicon)
 
 
 def leans_on_subject(message: str, lexicon: Lexicon) -> bool:

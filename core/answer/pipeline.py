@@ -33,6 +33,7 @@ from core.answer.followups import (
     FOLLOW_UP_MIN_TERMS,
     follow_up_support,
     leans_on_subject,
+    new_names,
     search_query_for,
     without_aimed,
 )
@@ -83,7 +84,7 @@ from core.protocols import (
 )
 from core.retrieval.answerability import judge
 from core.retrieval.lexicon import Lexicon, no_lexicon
-from core.retrieval.query import understand, unknown_names
+from core.retrieval.query import understand
 from core.retrieval.ranking import NEAR_BEST
 from core.retrieval.retriever import CosineFn, HybridRetriever, Ranked, by_score
 from core.retrieval.small_talk import asks_about_thread
@@ -472,7 +473,7 @@ class RagPipeline:
             return True  # "tell me more", "and how do I test it?": only the thread says what about
         support = follow_up_support(own, found.context.chunks[:FOLLOW_UP_DEPTH], terms=self.terms,
                                     idf=lexicon.term_idf(self.terms), similarity=self.similarity,
-                                    names=unknown_names(own, lexicon))
+                                    names=new_names(query.query_text, own, lexicon))
         if support.on_topic:
             return True
         await self._log(EventType.RESULTS_FILTERED, query, response_summary=(

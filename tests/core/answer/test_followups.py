@@ -11,6 +11,7 @@ from core.answer.followups import (
     Support,
     follow_up_support,
     leans_on_subject,
+    new_names,
     own_support,
     search_query_for,
     without_aimed,
@@ -223,3 +224,16 @@ def test_a_follow_up_leans_on_the_subject_when_it_asks_points_back_and_names_not
 ) -> None:
     assert leans_on_subject(message, DOCS) is leans
     assert not leans_on_subject(message, Lexicon())  # no lexicon: nothing is known
+
+
+@pytest.mark.parametrize(("message", "names"), [
+    ("can i serve grpc endpoints from the same app?", ["grpc"]),  # asks about the name: a new question
+    ("its inside a virtualbox vm btw, anything else i can try?", []),  # tells where the subject runs
+    ("ok and on heroku?", []),  # carries on
+    ("cool. it's on heroku, does that matter?", []),
+])
+def test_a_follow_up_opening_on_the_thread_names_its_setting_not_a_new_subject(
+    message: str, names: list[str]
+) -> None:
+    lexicon = Lexicon(chunks=4, words={w: 1 for w in "serve endpoints app try same inside matter".split()})
+    assert new_names(message, message, lexicon) == names
