@@ -252,7 +252,8 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
         word = raw.strip(".,!?;:()[]{}\"'`").lower()
         if word in FILLER or (word in CHAT_ABBREVIATIONS and not lexicon.knows(word)):
             continue
-        typed, before = before, word
+        # A clause's last word pairs with nothing after it ("list envs, deps and cmds").
+        typed, before = before, ("" if raw[-1:] in ".,!?;:" else word)
         if word in SHORTHAND and not lexicon.empty and not lexicon.knows(word):
             raw = raw.lower().replace(word, SHORTHAND[word])  # "prod" -> "production"
             word = SHORTHAND[word]
@@ -260,8 +261,9 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
             spelt.add(SHORTHAND[word])  # once: "env" -> "env environment", the docs' word mostly
             core = raw.rstrip(".,!?;:")
             raw = f"{core} {SHORTHAND[word]}{raw[len(core):]}"
-        elif (pair := _spelt_pair(typed, word, lexicon)) and pair not in spelt:
-            spelt.add(pair)
+        elif (pair := _spelt_pair(typed, word, lexicon)) and not set(pair.split()) <= spelt | set(
+                re.findall(r"\w+", text.lower())):  # each long word once, and not where the message writes it
+            spelt.update(pair.split())
             core = raw.rstrip(".,!?;:")
             raw = f"{core} {pair}{raw[len(core):]}"
         fixed = None if word in STOPWORDS else correct_word(word, lexicon) or correct_parts(word, lexicon)

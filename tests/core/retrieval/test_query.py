@@ -14,7 +14,7 @@ from core.retrieval.query import (
     understand,
     unknown_names,
 )
-from core.retrieval.spelling import correct_word
+from core.retrieval.spelling import correct_word, english_correction
 
 LEXICON = Lexicon(chunks=10, words={
     "gazebo": 6, "topics": 4, "topic": 3, "planner": 2, "prefix": 2, "install": 5, "binaries": 2,
@@ -141,6 +141,31 @@ def test_two_shorthand_words_in_a_row_are_searched_spelt_out_together() -> None:
     assert understand("how to set env vars", lexicon).text == "how to set env vars environment variables"
     # Only when the docs write both long words.
     assert understand("env db?", lexicon).text == "env db?"
+    # Not across a clause, nor where the message writes the long words itself; each long word once.
+    assert understand("set env. vars are read", lexicon).text == "set env. vars are read"
+    assert understand("env vars (environment variables)", lexicon).text == "env vars (environment variables)"
+    assert understand("env vars env vars", lexicon).text == "env vars environment variables env vars"
+
+
+def test_an_english_correction_is_the_same_in_every_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pyspellchecker breaks ties between words as frequent in set order, which follows the hash seed.
+    class Checker:
+        def __init__(self, *words: str) -> None:
+            self.word_frequency = dict.fromkeys(words, 50)
+
+        def candidates(self, word: str) -> set[str]:
+            return set(self.word_frequency)
+
+    def corrected(*words: str) -> str | None:
+        monkeypatch.setattr("core.retrieval.spelling._english", lambda: Checker(*words))
+        english_correction.cache_clear()
+        try:
+            return english_correction("tekton")
+        finally:
+            english_correction.cache_clear()
+
+    assert corrected("teton", "teston", "nekton") is None  # "nekton" first: another first letter
+    assert corrected("teton", "teston") == "teston"
 
 
 def test_known_and_english_words_are_never_corrected() -> None:
@@ -480,7 +505,6 @@ def test_words_typed_apart_are_searched_with_the_name_the_docs_join(message: str
                                         "userin": 2, "checknewversion": 1, "lockfile": 4})
     assert understand(message, lexicon).text == searched
     assert docs_compounds("key type", Lexicon()) == "key type"  # no vocabulary yet: nothing to go by
-
 
 
 def test_an_abbreviation_of_a_docs_word_names_nothing_they_lack() -> None:
