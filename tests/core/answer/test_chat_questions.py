@@ -91,11 +91,14 @@ async def test_a_follow_up_naming_what_the_docs_never_mention_is_not_answered_fr
     runtime: Runtime,
 ) -> None:
     # Short, it borrows the thread's subject to search; what it asks about is the name.
-    response = await after_a_discord_question(runtime, "and can it post to a mattermost channel too?")
+    response = await after_a_discord_question(runtime, "can it post to a mattermost channel too?")
     said = [e.response_summary or "" async for e in runtime.database.export(
         event_type=EventType.RESULTS_FILTERED, query_id=response.query_id)]
     assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
     assert any("names what the docs never mention: mattermost" in s for s in said)
+    # Opening on the thread, it tells where the subject is used: answered from the thread.
+    response = await after_a_discord_question(runtime, "it's inside a mattermost bridge btw, which token?")
+    assert response.status is ResponseStatus.ANSWERED
 
 
 async def test_a_follow_up_meaning_what_was_found_is_answered_from_the_thread(
