@@ -227,7 +227,8 @@ class Support:
     def summary(self) -> str:
         """The activity log's account of the decision."""
         if self.names:
-            return f"it names what the docs never mention: {', '.join(self.names)}"
+            return (f"it names what the docs never mention: {', '.join(self.names)} "
+                    f"({rounded_down(self.share)} of its own terms in the passages found)")
         meaning = (f", dense similarity {rounded_down(self.meaning)} (needs {FOLLOW_UP_MEANING:g})"
                    if self.meaning is not None else "")
         return (f"{rounded_down(self.share)} of its own terms in the passages found "
@@ -251,12 +252,10 @@ def follow_up_support(
     Returns:
         The Support; its meaning is measured only when the words fall short.
     """
-    if names:
-        return Support(share=0.0, names=tuple(names))
     held = [terms(chunk_text({"title": c.title, "section": c.section, "content": c.content}))
             for c in passages]
-    by_words = Support(share=own_support(terms(own), held, idf))
-    if by_words.on_topic or similarity is None or not passages:
+    by_words = Support(share=own_support(terms(own), held, idf), names=tuple(names))
+    if names or by_words.on_topic or similarity is None or not passages:
         return by_words
     # The text alone, as measured (BENCHMARKS.md): the heading path repeats the old subject's words.
     return Support(share=by_words.share, meaning=max(similarity(own, c.content) for c in passages))

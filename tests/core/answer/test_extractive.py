@@ -1342,3 +1342,14 @@ def test_an_entry_saying_nothing_yet_does_not_grow_into_the_next_entry() -> None
     units = read_units([page])[0]
     grown = grow(units, 0, {"retri": 1.0})
     assert [u.block.text for u in grown] == ["`--retries`", "Type: integer"]
+
+
+def test_a_link_s_target_does_not_count_in_a_passage_s_length() -> None:
+    from core.answer.units import read_units
+
+    # The first paragraph reads short; its address alone would fill the passage (EXCERPT_CHARS).
+    target = "https://docs.example/" + "reference/" * 70 + "#retries"
+    page = chunk(1, f"Retries are set [in the settings]({target}).\n\nSet `retries` to 5 to retry often.")
+    units = read_units([page])[0]
+    grown = grow(units, 0, {"retry": 1.0})
+    assert [u.block.text[:7] for u in grown] == ["Retries", "Set `re"]

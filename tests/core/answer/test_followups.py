@@ -203,8 +203,9 @@ def test_a_follow_up_in_other_words_stays_on_the_subject_when_its_meaning_does()
     # A follow-up naming what the docs never mention asks about that, whatever words it shares.
     named = follow_up_support("the physics step of mujoco", found, terms=terms, idf=lambda term: 1.0,
                               similarity=similarity, names=["mujoco"])
-    assert named == Support(share=0.0, names=("mujoco",)) and not named.on_topic
-    assert named.summary() == "it names what the docs never mention: mujoco"
+    assert named.names == ("mujoco",) and named.share == 1.0 and not named.on_topic  # held, yet elsewhere
+    assert named.summary() == ("it names what the docs never mention: mujoco "
+                               "(1 of its own terms in the passages found)")
 
 
 DOCS = Lexicon(chunks=10, words={w: 2 for w in "turn off toolbar team whole just disable yourself".split()})
