@@ -63,6 +63,23 @@ def shown_links(text: str, *, page_url: str) -> str:
     return _CODE_OR_LINK.sub(shown, _LINKED_PICTURE.sub(picture, text))
 
 
+def link_labels(text: str) -> str:
+    """Prose as read: each link or picture as its text, or its target's name when it has none.
+
+    A link's address ("cli/reference.md#hatch-publish") names another page; its words are no words
+    of the sentence. A code span is literal, whatever brackets it holds.
+    """
+    if "](" not in text:
+        return text
+
+    def label(match: re.Match[str]) -> str:
+        if match["code"]:
+            return match[0]
+        return match["text"].strip() or ("" if match["image"] else _name(match["target"]))
+
+    return _CODE_OR_LINK.sub(label, text)
+
+
 def _name(target: str) -> str:
     """The name of what a link without text points at: ``../types/notebooks.md`` -> ``notebooks``."""
     path = target.split("#", 1)

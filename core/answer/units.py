@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.answer.blocks import Block, list_items, parse_blocks, table_rows
-from core.answer.links import shown_links
-from core.answer.sentences import LINK_TARGET_RE, split_prose
+from core.answer.links import link_labels, shown_links
+from core.answer.sentences import split_prose
 from core.models import RetrievedChunk
 from core.retrieval.terms import STOPWORDS, content_terms, with_name_parts
 
@@ -84,12 +84,12 @@ def quote_key(text: str) -> str:
 
 
 def without_link_targets(text: str) -> str:
-    """Prose as read: ``[label](target)`` keeps its label, not the address it points at.
+    """Prose as read: ``[label](target)`` is its label, not the address it points at (``link_labels``).
 
     A link's target ("cli/reference.md#hatch-publish", "github.com/pytest-dev/pytest-xdist") names
     other pages and projects; its words are no words of the sentence and must not choose it.
     """
-    return LINK_TARGET_RE.sub("]", text) if "](" in text else text
+    return link_labels(text)
 
 
 def prose_chars(block: Block) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.answer.excerpt import choose_excerpts
-from core.answer.links import shown_links
+from core.answer.links import link_labels, shown_links
 from core.models import RetrievedChunk
 
 PAGE = "https://docs.example.dev/guides/cache/"
@@ -48,3 +48,14 @@ def test_an_answer_shows_no_relative_link_and_no_picture_it_cannot_show() -> Non
     assert "](../" not in excerpt and "cache.png" not in excerpt and "A cache diagram" not in excerpt
     assert "see the GitHub guide. [1]" in excerpt and f"[pruning]({PAGE}#pruning)" in excerpt
     assert "\n\n\n" not in excerpt
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ("See [the guide](guide.md \"Deployment guide\") for more.", "See the guide for more."),
+    ("Read [](installation) first.", "Read installation first."),  # MyST fills the text in
+    ("Write a link as `[text](#heading-anchor)` here.", "Write a link as `[text](#heading-anchor)` here."),
+    ("![logo](img/a.png) and [uv](https://docs.astral.sh/uv/)", "logo and uv"),
+    ("No link here.", "No link here."),
+])
+def test_prose_is_read_with_each_link_as_its_text(text: str, read: str) -> None:
+    assert link_labels(text) == read
