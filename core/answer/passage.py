@@ -64,7 +64,7 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
         start = best - 1
         if (units[start].block.kind == "code" and start > 0 and not units[start].opens_section
                 and units[start - 1].block.kind == "para" and not units[start - 1].cut
-                and len(units[start - 1].block.text) <= LEAD_IN_CHARS):
+                and prose_chars(units[start - 1].block) <= LEAD_IN_CHARS):
             # and the sentence introducing that code, as a code block chosen first brings it:
             # "use the dependency-only mode:", or "Add the `-v 4` flag for verbose output."
             start -= 1
@@ -115,7 +115,7 @@ def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:
 
 def _is_field(block: Block) -> bool:
     """A reference entry's one-line field: "Default: `0`", "Scope: `scrapy.depth`"."""
-    short = block.kind == "para" and len(block.text) <= 2 * LABEL_CHARS
+    short = block.kind == "para" and prose_chars(block) <= 2 * LABEL_CHARS
     return short and _FIELD.match(block.text) is not None
 
 
@@ -133,7 +133,7 @@ def _label_above(units: Sequence[Unit], start: int) -> int:
             return start
         if units[above].block.heads_entry:
             between = units[above + 1:start]
-            return above if all(len(u.block.text) <= 2 * LABEL_CHARS for u in between) else start
+            return above if all(prose_chars(u.block) <= 2 * LABEL_CHARS for u in between) else start
     return start
 
 
@@ -183,7 +183,7 @@ def _promised_item(units: Sequence[Unit], start: int, end: int) -> bool:
         return False
     rest, k = 0, end
     while same_section(units, k) and units[k].block.kind == "list" and rest <= PROMISED_REST_CHARS:
-        rest += len(units[k].block.text)
+        rest += prose_chars(units[k].block)
         k += 1
     return rest <= PROMISED_REST_CHARS
 
