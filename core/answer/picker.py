@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 from core.answer.blocks import Block
 from core.answer.passage import EXCERPT_CHARS
-from core.answer.sentences import LINK_TARGET_RE
-from core.answer.units import Unit, prose_chars, quote_key
+from core.answer.units import Unit, prose_chars, quote_key, without_link_targets
 
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
@@ -132,4 +131,4 @@ def _words(block: Block) -> str:
     """
     if block.kind == "code":
         return " ".join("\n".join(block.text.split("\n")[1:-1]).split())  # inside its fences
-    return " ".join(_WORD.findall(LINK_TARGET_RE.sub("]", block.text)))
+    return " ".join(_WORD.findall(without_link_targets(block.text)))

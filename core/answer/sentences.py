@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 
 from core.answer.citations import CITATION_RE
+from core.answer.links import link_labels
 from core.ingest.spans import CODE_SPAN
 
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -145,8 +146,6 @@ def looks_like_code(sentence: str) -> bool:
     return len(sentence.translate(_KEEP_LETTERS)) < 0.6 * len(sentence)
 
 
-#: A Markdown link's target, "](...)"; it stops at the next "]", so a line of "](" costs one pass.
-LINK_TARGET_RE = re.compile(r"\]\([^)\s\]]*\)")
 _LINK_MARKUP_RE = re.compile(r"[\[\]*_]")
 
 
@@ -157,5 +156,5 @@ def paragraph_looks_like_code(paragraph: str) -> bool:
     link target and backticks made it symbol soup (a quarter of one site's paragraphs). Link
     targets, brackets and emphasis go, and each code span counts as one word.
     """
-    words = CODE_SPAN.sub("code", LINK_TARGET_RE.sub("]", paragraph))
+    words = CODE_SPAN.sub("code", link_labels(paragraph))
     return looks_like_code(_LINK_MARKUP_RE.sub("", words))
