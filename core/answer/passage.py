@@ -82,13 +82,15 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
         # A code block right after the explanation is usually its example.
         example = nxt.block.kind == "code" and units[end - 1].block.kind == "para"
         # "For that, use `fallback`:" is the passage's next step, whatever words it uses; so are the
-        # code a list's last step introduces ("3. Create `ci.yml` with the following content:") and
-        # the rest of a list a lead-in promised ("Valid options:").
+        # code a list's last step introduces ("3. Create `ci.yml` with the following content:"), the
+        # rest of a list a lead-in promised ("Valid options:") and the name of what the passage only
+        # described ("This feature is available via `exclude-newer`").
         step = (example or units[end - 1].block.is_lead_in or nxt.block.carries_on
                 or _says_nothing_yet(units[start:end], nxt)
                 or (nxt.block.kind in ("code", "table") and _item_leads_in(units[end - 1].block))
                 or _promised_item(units, start, end) or _next_tab(units, start, end)
-                or _code_after_promised_list(units, start, end))
+                or _code_after_promised_list(units, start, end)
+                or _names_what_was_described(units[start:end], nxt))
         # The section's last block, sharing the question's words, finishes it while the part stays
         # short ("When making changes to the linked dep, restart ... with `--force`"); a lead-in whose
         # body is not quoted answers nothing, nor does a block under another merged part's label.
@@ -100,6 +102,16 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
         if nxt.block.kind != "code":
             size += prose_chars(nxt.block)
     return list(units[start:end])
+
+
+def _names_what_was_described(quoted: Sequence[Unit], nxt: Unit) -> bool:
+    """Whether ``nxt`` names, in code, the thing the passage so far only described.
+
+    "uv supports dependency cooldowns ..." then "This feature is available via the `exclude-newer`
+    option": a reader asking how needs the name.
+    """
+    return (nxt.block.continues and "`" in nxt.block.text
+            and not any(u.block.kind == "code" or "`" in u.block.text for u in quoted))
 
 
 def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:

@@ -1353,3 +1353,22 @@ def test_a_link_s_target_does_not_count_in_a_passage_s_length() -> None:
     units = read_units([page])[0]
     grown = grow(units, 0, {"retry": 1.0})
     assert [u.block.text[:7] for u in grown] == ["Retries", "Set `re"]
+
+
+@pytest.mark.parametrize(("named", "grows"), [
+    ("This feature is available via the `exclude-newer` option.", True),
+    ("It is set with `cooldown` in the config file.", True),
+    ("This feature is available via the installer's options.", False),  # names nothing in code
+    ("Set `exclude-newer` to a duration.", False),  # no pointing back: a passage of its own
+])
+def test_a_passage_describing_a_feature_takes_the_next_sentence_naming_it(named: str, grows: bool) -> None:
+    from core.answer.units import read_units
+
+    said = "Resolution can ignore packages newer than a duration, a good way to delay updates."
+    page = chunk(1, f"{said}\n\n{named}\n\n## Other\n\nUnrelated.")
+    units = read_units([page])[0]
+    grown = [u.block.text for u in grow(units, 0, {"delay": 1.0})]
+    assert (named in grown) is grows
+    # A passage naming its code already needs no more.
+    coded = chunk(1, f"Resolution can delay updates by `--date`.\n\n{named}")
+    assert len(grow(read_units([coded])[0], 0, {"delay": 1.0})) == 1
