@@ -334,7 +334,8 @@ _ENTRY_NAME = re.compile(
     rf"{_OPTION}(?:,\s*{_OPTION})*+"
     r"|(?=[a-z][\w.-]*[._][A-Za-z_][\w-]*$)[a-z][\w-]*+(?:\.[\w-]++)*+"
     r"|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++"
-    r"|[a-z][a-z0-9]++(?:[A-Z][a-z0-9]++)++")
+    r"|[a-z][a-z0-9]++(?:[A-Z][a-z0-9]++)++"
+    r"|\[[\w.:-]++\] [A-Za-z_][\w.-]*+")  # a setting under its INI section: "[report] fail_under"
 #: Shorter names are abbreviations ("e.g", "i.e").
 _ENTRY_MIN_CHARS = 5
 
