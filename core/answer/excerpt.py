@@ -91,12 +91,35 @@ def _weights(question_terms: frozenset[str], units: Sequence[Unit]) -> dict[str,
     return {t: rarity(n, d) for t, d in df.items() if d}
 
 
+#: A verb done to a pronoun that ends its clause: "switch that on?", "how do i fix it?".
+_DONE_TO = re.compile(r"\b([a-z][\w-]+)\s+(?:it|that|this|them|those|these)\b(?:\s+(?:on|off|up|out|in))?"
+                      r"\s*[?.!,]", re.IGNORECASE)
+
+
+def _done_to_pronoun(question: str) -> frozenset[str]:
+    """The verbs the question does to a pronoun ("how do i switch that on?"), named nowhere else.
+
+    What they act on is named elsewhere: the verb alone, rare among the blocks read, would choose
+    the passage ("Switch to a virtualenv").
+    """
+    spans = [m.span(1) for m in _DONE_TO.finditer(question)]
+    inside = frozenset(t for a, b in spans for t in content_terms(question[a:b]))
+    rest = question
+    for a, b in reversed(spans):
+        rest = f"{rest[:a]} {rest[b:]}"
+    return inside - frozenset(content_terms(rest))
+
+
 def _asked_first(question: str, weights: dict[str, float]) -> dict[str, float]:
     """``weights`` with the words of the message's sentences that do not ask brought down.
 
     Rare among the blocks read, a word of the story around a question ("want", "keep", "users")
-    outweighed what it asks about, held by every block retrieved, and chose the passage.
+    outweighed what it asks about, held by every block retrieved, and chose the passage. So did a
+    verb done to a pronoun ("how do i switch that on?"), which weighs half too.
     """
+    done_to = _done_to_pronoun(question)
+    if done_to:
+        weights = {t: w * CONTEXT_SHARE if t in done_to else w for t, w in weights.items()}
     asked = question_sentences(question)
     if asked is None:
         return weights

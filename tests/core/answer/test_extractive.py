@@ -1375,3 +1375,17 @@ def test_a_passage_describing_a_feature_takes_the_next_sentence_naming_it(named:
     # A passage naming its code already needs no more.
     coded = chunk(1, f"Resolution can delay updates by `--date`.\n\n{named}")
     assert len(grow(read_units([coded])[0], 0, {"delay": 1.0})) == 1
+
+
+def test_a_verb_done_to_a_pronoun_weighs_half_and_the_thing_named_chooses() -> None:
+    from core.answer.excerpt import _asked_first, _done_to_pronoun
+
+    assert _done_to_pronoun("pdm can use uv for speed, how do i switch that on?") == {"switch"}
+    assert _done_to_pronoun("the log is noisy. can i switch it off, or switch logs to a file?") == frozenset()
+    assert _done_to_pronoun("how do i switch to uv") == frozenset()
+    weights = {"switch": 2.0, "uv": 1.0}
+    assert _asked_first("how do i switch that on for uv?", weights) == weights  # no pronoun ends the clause
+    assert _asked_first("uv is faster. how do i switch that on?", weights)["switch"] == 1.0
+    pages = [chunk(1, "Switch to a virtualenv with `pdm use --venv test`."),
+             chunk(2, "To use uv as the installer, run `pdm config use_uv true`.")]
+    assert "use_uv" in choose_excerpts("heard pdm can use uv, how do i switch that on?", pages)[0]
