@@ -7,17 +7,23 @@ chunks: an answer is only as trustworthy as its weakest link, retrieval or groun
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
-from core.answer.citations import neutralize_mentions, renumber_citations, with_related
+from core.answer.citations import neutralize_mentions, renumber_citations, source_label, with_related
 from core.answer.deadline import DeadlineExceeded
 from core.errors import CollectionNotFoundError, StoreError
-from core.models import AgentResponse, GroundingValidation, ResponseStatus, UserQuery
+from core.models import AgentResponse, GroundingValidation, ResponseStatus, RetrievedChunk, UserQuery
 from core.protocols import Generation
 
 NOT_FOUND_TEXT = (
     "I couldn't find anything about that in the docs, so I won't guess. "
     "Try rephrasing with the name of the feature, command or page you mean."
 )
+CLOSEST_TEXT = (
+    "I couldn't find an answer to that in the docs, so I won't guess. These pages came closest:"
+)
+#: Pages a "not found" reply points to at most.
+CLOSEST_PAGES = 3
 RETRIEVAL_FAILED_TEXT = (
     "Sorry, I couldn't search the docs just now ({reason}). Please try again in a moment; "
     "if it keeps happening, give an admin this reference: {ref}."
@@ -41,6 +47,21 @@ INSTRUCTIONS_TEXT = (
 SMALL_TALK_TEXT = (
     "Happy to help! Ask me anything about the docs and I'll answer with links to the pages I used."
 )
+
+
+def not_found_text(closest: Sequence[RetrievedChunk] = ()) -> str:
+    """The "not found" reply, with a link to each of the first pages of ``closest`` when there are any.
+
+    A question the docs seem not to answer may still be near a page (a paraphrase the search
+    half found): the reader follows a link rather than rephrasing blind. Nothing is quoted.
+    """
+    links: dict[str, str] = {}
+    for chunk in closest:
+        if chunk.url not in links and len(links) < CLOSEST_PAGES:
+            # Brackets would end the link's label early.
+            label = source_label(chunk.title, chunk.section).replace("[", "(").replace("]", ")")
+            links[chunk.url] = f"- [{label}]({chunk.url})"
+    return neutralize_mentions("\n".join([CLOSEST_TEXT, *links.values()])) if links else NOT_FOUND_TEXT
 
 
 def plain_reply(query: UserQuery, started: float, text: str, *, ranking_algorithm: str | None = None

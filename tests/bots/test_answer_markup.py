@@ -158,3 +158,25 @@ def test_slack_sources_stay_within_a_text_object_with_related_pages() -> None:
     sources = [Source(index=i, chunk_id=f"c{i}", url=f"https://x.example/{'p' * 60}{i}", title="T" * 120,
                       section="S" * 80, chunk_index=0, score=0.9) for i in range(1, 21)]
     assert len(sources_text(sources[:19], sources[19:])) <= SECTION_TEXT_LIMIT
+
+
+def test_the_closest_pages_of_a_not_found_reply_are_links_on_every_platform() -> None:
+    from bots.terminal import markdown_to_plain
+    from core.answer.responses import CLOSEST_PAGES, CLOSEST_TEXT, NOT_FOUND_TEXT, not_found_text
+    from core.models import RetrievedChunk
+
+    def chunk(page: str, section: str) -> RetrievedChunk:
+        return RetrievedChunk(chunk_id=f"{page}{section}", content="x", score=0.5, title="Install [beta]",
+                              url=f"https://d.example/{page}", section=section, chunk_index=0,
+                              source_document=f"{page}.md")
+
+    near = [chunk("a", "Install [beta] > On <!channel> Linux"), chunk("a", "Install [beta] > Windows"),
+            *(chunk(p, "Setup") for p in "bcde")]
+    text = not_found_text(near)
+    lines = text.split("\n")
+    # One link per page, at most CLOSEST_PAGES; brackets no label can hold; no mention pings.
+    assert lines[0] == CLOSEST_TEXT and len(lines) == 1 + CLOSEST_PAGES
+    assert lines[1].startswith("- [Install (beta) > On @\u200bchannel Linux](https://d.example/a)")
+    assert markdown_to_mrkdwn(escape(lines[2])) == "\u2022 <https://d.example/b|Install (beta) &gt; Setup>"
+    assert markdown_to_plain(lines[3]) == "- Install (beta) > Setup (https://d.example/c)"
+    assert not_found_text([]) == NOT_FOUND_TEXT

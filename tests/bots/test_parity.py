@@ -25,7 +25,8 @@ from bots.discord.client import run_discord
 from bots.slack import listeners as slack_listeners
 from bots.slack.app import run_slack
 from bots.terminal import run_chat
-from core.answer.pipeline import NOT_FOUND_TEXT, VALIDATION_NOTE
+from core.answer.generators.fallback import VALIDATION_NOTE
+from core.answer.responses import NOT_FOUND_TEXT
 from core.fakes import InMemoryStorage
 from core.models import AgentLogEntry, AgentResponse, EventType, Feedback, ResponseStatus
 from tests.bots.drivers import (

@@ -14,8 +14,13 @@ from pathlib import Path
 import pytest
 
 from bots.runtime import Runtime
-from core.answer.pipeline import NOT_FOUND_TEXT, NOTIFY_TEXT, SMALL_TALK_TEXT
-from core.answer.responses import INSTRUCTIONS_TEXT, SECRETS_TEXT
+from core.answer.responses import (
+    INSTRUCTIONS_TEXT,
+    NOT_FOUND_TEXT,
+    NOTIFY_TEXT,
+    SECRETS_TEXT,
+    SMALL_TALK_TEXT,
+)
 from core.models import AgentResponse, EventType, ResponseStatus
 from tests.support.ingested import ingest_folder, runtime_over
 from tests.support.paths import ROOT
