@@ -95,13 +95,18 @@ _NAME_RE = re.compile(r"[a-z]{4,}")
 _ASIDE = re.compile(r"\(\s*[\w.-]+(?:\s+[\w.-]+)?\s*\)|\be\.?g\.?,?\s+[\w.-]+", re.IGNORECASE)
 
 
+#: An acronym as typed: three to six capitals, maybe a plural's "s" ("CVEs").
+_ACRONYM_RE = re.compile(r"(?<![\w.-])([A-Z]{3,6})s?(?![\w.-])")
+
+
 def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     """Words of ``text`` that neither the docs nor English know, typos of English words aside.
 
     What a near miss asks about is usually such a name: "can i use mujoco instead of
     gazebo", "serve grpc endpoints", "freeze it with pyinstaller" share every other word
     with the docs. A typo the spelling step left ("sensers", "befor") is one edit from an
-    English word and is no name. An empty lexicon knows nothing, so it names nothing.
+    English word and is no name; an acronym typed in capitals ("CVEs") is one whatever word
+    it is an edit from ("caves"). An empty lexicon knows nothing, so it names nothing.
 
     Args:
         text: the search text (possessives and file names are read by their parts:
@@ -116,7 +121,17 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     text = _ASIDE.sub(" ", text)
     english = english_words()
     names: list[str] = []
+    # An acronym typed in capitals ("CVEs", "SBOM") is a name whatever English word it is one
+    # edit from ("caves"), when the docs never write it.
+    for m in _ACRONYM_RE.finditer(text):
+        word = m.group(1).lower()
+        if word not in english and not lexicon.knows(word) and word not in names:
+            names.append(word)
+    if len(names) >= limit:
+        return names[:limit]
     for word in dict.fromkeys(w for token in tokens(text) for w in re.split(r"['\u2019.]", token)):
+        if word in names:
+            continue
         if (_NAME_RE.fullmatch(word) and word not in english and not lexicon.knows(word)
                 and english_correction(word) is None and not is_derived(word, english)
                 and lexicon.abbreviated(word) is None):  # "concat" of the docs' "concatenate"

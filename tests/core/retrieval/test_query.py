@@ -195,6 +195,16 @@ def test_a_name_given_as_an_aside_is_the_writers_stack_not_what_is_asked() -> No
     assert unknown_names("robot planner (mujoco, no gazebo)?", LEXICON) == ["mujoco"]
 
 
+def test_an_acronym_in_capitals_the_docs_never_write_is_a_name() -> None:
+    # "CVEs" is one edit from "caves": typed in capitals it is an acronym, not a typo.
+    assert unknown_names("does gazebo scan my robots for known CVEs?", LEXICON) == ["cve"]
+    assert unknown_names("does gazebo scan my robots for known cves?", LEXICON) == []
+    # English shouted, the docs' own acronym and one too short to tell are none.
+    lexicon = Lexicon(chunks=10, words={"gazebo": 6, "ros": 3, "topics": 4})
+    assert unknown_names("HELP, gazebo USES the ROS topics on my PC", lexicon) == []
+    assert unknown_names("HELP, gazebo USES the ROS topics on my GPU", lexicon) == ["gpu"]
+
+
 def test_a_word_the_docs_hyphenate_is_known_written_solid() -> None:
     lexicon = Lexicon(chunks=10, words={"call-outs": 2, "pop-up": 1, "gazebo": 3})
     assert lexicon.knows("callout") and lexicon.knows("popups") and not lexicon.knows("mujoco")
