@@ -93,6 +93,11 @@ _NAME_RE = re.compile(r"[a-z]{4,}")
 #: parentheses ("a js lib (datepicker)"), or the word an "e.g." gives. A longer parenthesis says
 #: what is asked ("trusted publishing (oidc, no token)").
 _ASIDE = re.compile(r"\(\s*[\w.-]+(?:\s+[\w.-]+)?\s*\)|\be\.?g\.?,?\s+[\w.-]+", re.IGNORECASE)
+#: What the writer calls their own: "my package `myapp`", "our service billing-api", a path they
+#: type ("./mylib", "~/proj").
+_OWN = re.compile(r"\b(?:my|our)\s+(?:own\s+)?(?:package|module|app|application|project|lib|library|service"
+                  r"|repo|script|tool|plugin|cli|crate|component)\s+[`'\"]?[\w.-]+[`'\"]?"
+                  r"|(?<![\w/])(?:\.{1,2}|~)/[^\s`'\"]*", re.IGNORECASE)
 
 
 #: An acronym as typed: three to six capitals, maybe a plural's "s" ("CVEs").
@@ -116,9 +121,10 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     """
     if lexicon.empty:
         return []
-    # A name given as an aside ("init a js lib (datepicker)", "e.g. flatpickr") is the writer's
-    # own stack, what the question is asked from, not what it asks about.
-    text = _ASIDE.sub(" ", text)
+    # A name given as an aside ("init a js lib (datepicker)", "e.g. flatpickr") or called their own
+    # ("./mylib", "my package `myapp`") is the writer's stack, what the question is asked from, not
+    # what it asks about.
+    text = _OWN.sub(" ", _ASIDE.sub(" ", text))
     english = english_words()
     names: list[str] = []
     # An acronym typed in capitals ("CVEs", "SBOM") is a name whatever English word it is one

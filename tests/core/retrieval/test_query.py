@@ -205,6 +205,12 @@ def test_an_acronym_in_capitals_the_docs_never_write_is_a_name() -> None:
     assert unknown_names("HELP, gazebo USES the ROS topics on my GPU", lexicon) == ["gpu"]
 
 
+def test_the_writers_own_paths_and_named_packages_are_their_stack() -> None:
+    assert unknown_names("gazebo add -e ./mylib fails, and ~/turtlebot/x too", LEXICON) == []
+    assert unknown_names("my own package `turtlebot` in gazebo", LEXICON) == []
+    assert unknown_names("can gazebo load turtlebot", LEXICON) == ["turtlebot"]
+
+
 def test_a_word_the_docs_hyphenate_is_known_written_solid() -> None:
     lexicon = Lexicon(chunks=10, words={"call-outs": 2, "pop-up": 1, "gazebo": 3})
     assert lexicon.knows("callout") and lexicon.knows("popups") and not lexicon.knows("mujoco")
