@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from bots.chat.notices import answer_text, notice_for
-from bots.chat.sources import cited_and_related
+from bots.chat.sources import listed_sources
 from bots.chat.text import unescaped
 from core.answer.citations import source_label
 from core.errors import InputError
@@ -46,7 +46,7 @@ def format_answer(response: AgentResponse) -> str:
     if notice:
         # Apart from the answer: after a quoted command it would read as the command's last line.
         lines.extend(["", f"({notice})"])
-    cited, related = cited_and_related(response.response_text, response.sources)
+    cited, related = listed_sources(response)
     for heading, listed in (("Sources:", cited), ("Related:", related)):
         if listed:
             lines.extend(["", heading])

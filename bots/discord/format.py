@@ -18,7 +18,7 @@ from discord.utils import escape_markdown, escape_mentions
 from bots.chat.asking import Help, Refusal
 from bots.chat.asking import refusal_text as refusal_text_of
 from bots.chat.notices import Tone, answer_text, notice_for
-from bots.chat.sources import cited_and_related
+from bots.chat.sources import listed_sources
 from bots.chat.tables import tables_for_chat
 from bots.chat.text import neutralize_mentions, split_text, truncate
 from core.answer.citations import section_below_title
@@ -203,7 +203,7 @@ def answer_embeds(
     title = truncate(defuse(" ".join(question.split())) or "Question", TITLE_LIMIT)
     label = notice.text
     text = defuse(tables_for_chat(answer_text(response, reference_id or response.reference_id)))
-    cited, related = cited_and_related(response.response_text, response.sources)
+    cited, related = listed_sources(response)
     fields = source_fields(cited, related=related)
     footer = _footer(response)
     # The footer of a long answer's first page gains "part 1/N · ": counted before the text is cut.

@@ -17,7 +17,7 @@ from bots.chat import text as text_rules
 from bots.chat.asking import Answered, Help, Invalid, Outcome, Refusal, TooLong, problem_text, refusal_text
 from bots.chat.feedback import Vote
 from bots.chat.notices import Tone, answer_text, notice_for
-from bots.chat.sources import cited_and_related
+from bots.chat.sources import listed_sources
 from bots.chat.tables import tables_for_chat
 from core.answer.citations import cited_indices, section_below_title, sub_citations
 from core.ingest.fences import Fences
@@ -340,7 +340,7 @@ def answer_message(response: AgentResponse, reference_id: str | None = None) -> 
     shown = tables_for_chat(answer_text(response, reference_id))
     body = link_citations(markdown_to_mrkdwn(escape(shown)), response.sources)
     notice = notice_line(response)
-    sources = sources_text(*cited_and_related(response.response_text, response.sources))
+    sources = sources_text(*listed_sources(response))
     head = [_context(notice)] if notice else []
     tail = [_context(sources)] if sources else []
     if notice_for(response).feedback:

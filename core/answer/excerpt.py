@@ -92,8 +92,8 @@ def _weights(question_terms: frozenset[str], units: Sequence[Unit]) -> dict[str,
 
 
 #: A verb done to a pronoun that ends its clause: "switch that on?", "how do i fix it?".
-_DONE_TO = re.compile(r"\b([a-z][\w-]+)\s+(?:it|that|this|them|those|these)\b(?:\s+(?:on|off|up|out|in))?"
-                      r"\s*[?.!,]", re.IGNORECASE)
+_DONE_TO = re.compile(r"(?<![\w-])([a-z][\w-]++)\s+(?:it|that|this|them|those|these)\b"
+                      r"(?:\s+(?:on|off|up|out|in))?\s*[?.!,]", re.IGNORECASE)
 
 
 def _done_to_pronoun(question: str) -> frozenset[str]:
@@ -358,7 +358,7 @@ _ENTRY_NAME = re.compile(
     r"|(?=[a-z][\w.-]*[._][A-Za-z_][\w-]*$)[a-z][\w-]*+(?:\.[\w-]++)*+"
     r"|[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++"
     r"|[a-z][a-z0-9]++(?:[A-Z][a-z0-9]++)++"
-    r"|\[[\w.:-]++\] [A-Za-z_][\w.-]*+")  # a setting under its INI section: "[report] fail_under"
+    r"|\[[a-z][\w.:-]*+\] [a-z_][\w.-]*+")  # a setting under its INI section: "[report] fail_under"
 #: Shorter names are abbreviations ("e.g", "i.e").
 _ENTRY_MIN_CHARS = 5
 

@@ -39,7 +39,7 @@ from core.answer.followups import (
 )
 from core.answer.generators.fallback import FallbackGenerator
 from core.answer.prompt import says_not_in_docs
-from core.answer.responses import NOT_FOUND_TEXT, answered, not_found_text, plain_reply, retrieval_failed
+from core.answer.responses import NOT_FOUND_TEXT, answered, plain_reply, retrieval_failed
 from core.answer.steps import Found, Scope, StepLog, filtered_summary, short, unlogged
 from core.errors import ProviderError, QueryValidationError, StoreError
 from core.ingest.injection import instruction_reason
@@ -400,7 +400,7 @@ class RagPipeline:
         chosen = await self._second_chance(query, own.text, search_text, found, scope=scope, lexicon=lexicon,
                                            enough=enough)
         if chosen is None or not chosen.context.chunks or chosen.verdict.probability < enough:
-            return plain_reply(query, started, self._not_found(chosen), ranking_algorithm=algorithm)
+            return self._not_found(query, started, chosen, algorithm)
         request = GenerationRequest(query=query, chunks=list(chosen.context.chunks), history=history,
                                     search_text=excerpt_question(query.query_text, own.text, search_text))
         generator = self.quoter if aimed else self.generator
@@ -409,7 +409,7 @@ class RagPipeline:
             await self._log(EventType.ERROR, query, error_details=generation.fallback_reason)
         if says_not_in_docs(generation.text):
             # The model read the sources and found no answer: that is "not found", not an answer.
-            return plain_reply(query, started, self._not_found(chosen), ranking_algorithm=algorithm)
+            return self._not_found(query, started, chosen, algorithm)
         return answered(query, started, generation, ranking_algorithm=algorithm, max_sources=scope.top_k)
 
     async def _second_chance(self, query: UserQuery, own: str, searched: str, found: Found, *, scope: Scope,
@@ -470,10 +470,12 @@ class RagPipeline:
             f"follow-up off the thread's subject: {support.summary()}; not answered from the old subject"))
         return False
 
-    def _not_found(self, found: Found | None) -> str:
-        """"Not found", with the pages that came closest when the docs seemed near enough."""
-        near = found is not None and found.verdict.probability >= self.settings.closest_pages_probability
-        return not_found_text(found.context.chunks if found is not None and near else ())
+    def _not_found(self, query: UserQuery, started: float, found: Found | None,
+                   algorithm: str) -> AgentResponse:
+        """The "not found" reply, listing the pages that came closest when the docs seemed near enough."""
+        floor = self.settings.closest_pages_probability
+        closest = found.context.chunks if found is not None and found.verdict.probability >= floor else ()
+        return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm, closest=closest)
 
     def _min_probability(self, *, quoting: bool = False) -> float:
         # A model says when the sources do not answer: only clearly off-topic questions are dropped.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from core.answer.citations import neutralize_mentions, renumber_citations, source_label, with_related
+from core.answer.citations import neutralize_mentions, renumber_citations, with_related
 from core.answer.deadline import DeadlineExceeded
 from core.errors import CollectionNotFoundError, StoreError
 from core.models import AgentResponse, GroundingValidation, ResponseStatus, RetrievedChunk, UserQuery
@@ -19,9 +19,8 @@ NOT_FOUND_TEXT = (
     "I couldn't find anything about that in the docs, so I won't guess. "
     "Try rephrasing with the name of the feature, command or page you mean."
 )
-CLOSEST_TEXT = (
-    "I couldn't find an answer to that in the docs, so I won't guess. These pages came closest:"
-)
+#: Said above the pages that came closest to a question not answered (listed as its sources).
+CLOSEST_TEXT = "I couldn't find an answer to that in the docs, so I won't guess. These pages came closest."
 #: Pages a "not found" reply points to at most.
 CLOSEST_PAGES = 3
 RETRIEVAL_FAILED_TEXT = (
@@ -49,27 +48,19 @@ SMALL_TALK_TEXT = (
 )
 
 
-def not_found_text(closest: Sequence[RetrievedChunk] = ()) -> str:
-    """The "not found" reply, with a link to each of the first pages of ``closest`` when there are any.
+def plain_reply(query: UserQuery, started: float, text: str, *, ranking_algorithm: str | None = None,
+                closest: Sequence[RetrievedChunk] = ()) -> AgentResponse:
+    """An answer that quotes nothing: not found, or a friendly reply to small talk.
 
-    A question the docs seem not to answer may still be near a page (a paraphrase the search
-    half found): the reader follows a link rather than rephrasing blind. Nothing is quoted.
+    Args:
+        closest: chunks of the pages that came closest to a question not answered: their first
+            ``CLOSEST_PAGES`` pages are listed as sources, none cited, and the text says so.
     """
-    links: dict[str, str] = {}
-    for chunk in closest:
-        if chunk.url not in links and len(links) < CLOSEST_PAGES:
-            # Brackets would end the link's label early.
-            label = source_label(chunk.title, chunk.section).replace("[", "(").replace("]", ")")
-            links[chunk.url] = f"- [{label}]({chunk.url})"
-    return neutralize_mentions("\n".join([CLOSEST_TEXT, *links.values()])) if links else NOT_FOUND_TEXT
-
-
-def plain_reply(query: UserQuery, started: float, text: str, *, ranking_algorithm: str | None = None
-                ) -> AgentResponse:
-    """An answer that quotes nothing: not found, or a friendly reply to small talk."""
+    chunks = list(closest)
     return AgentResponse(
         query_id=query.query_id, query_text=query.query_text, thread_id=query.thread_id,
-        response_text=text, status=ResponseStatus.NO_RELEVANT_DOCUMENTS,
+        response_text=CLOSEST_TEXT if chunks else text, status=ResponseStatus.NO_RELEVANT_DOCUMENTS,
+        sources=with_related([], chunks, limit=CLOSEST_PAGES), retrieved_chunks=chunks,
         ranking_algorithm=ranking_algorithm,
         grounding_validation=GroundingValidation(method="none", passed=True),
         retrieval_used=ranking_algorithm is not None,

@@ -102,6 +102,21 @@ _OWN = re.compile(r"\b(?:my|our)\s+(?:own\s+)?(?:package|module|app|application|
 
 #: An acronym as typed: three to six capitals, maybe a plural's "s" ("CVEs").
 _ACRONYM_RE = re.compile(r"(?<![\w.-])([A-Z]{3,6})s?(?![\w.-])")
+#: Chat shorthand typed in capitals as often as not ("PTAL", "TODO"): no name of a tool.
+_CHAT_CAPITALS = frozenset("todo wip eod eow ptal lgtm tldr noob halp aint readme asap".split())
+
+
+def _acronyms(text: str) -> list[str]:
+    """The acronyms ``text`` types in capitals, lower-cased; none when it shouts ("HELP ME PLS").
+
+    Chat filler and shorthand ("TBH", "PTAL") are none either.
+    """
+    words = re.findall(r"[A-Za-z]{2,}", text)
+    if 2 * sum(w.isupper() for w in words) > len(words):
+        return []
+    found = (m.group(1).lower() for m in _ACRONYM_RE.finditer(text))
+    return [w for w in found if w not in FILLER and w not in CHAT_ABBREVIATIONS and w not in _CHAT_CAPITALS
+            and w not in SHORTHAND]
 
 
 def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
@@ -129,9 +144,9 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     names: list[str] = []
     # An acronym typed in capitals ("CVEs", "SBOM") is a name whatever English word it is one
     # edit from ("caves"), when the docs never write it.
-    for m in _ACRONYM_RE.finditer(text):
-        word = m.group(1).lower()
-        if word not in english and not lexicon.knows(word) and word not in names:
+    for word in _acronyms(text):
+        if (word not in english and not lexicon.knows(word) and not is_derived(word, english)
+                and lexicon.abbreviated(word) is None and word not in names):
             names.append(word)
     if len(names) >= limit:
         return names[:limit]

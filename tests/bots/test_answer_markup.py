@@ -160,23 +160,31 @@ def test_slack_sources_stay_within_a_text_object_with_related_pages() -> None:
     assert len(sources_text(sources[:19], sources[19:])) <= SECTION_TEXT_LIMIT
 
 
-def test_the_closest_pages_of_a_not_found_reply_are_links_on_every_platform() -> None:
-    from bots.terminal import markdown_to_plain
-    from core.answer.responses import CLOSEST_PAGES, CLOSEST_TEXT, NOT_FOUND_TEXT, not_found_text
-    from core.models import RetrievedChunk
+def test_the_pages_a_not_found_reply_lists_are_related_pages_on_every_platform() -> None:
+    import time
 
-    def chunk(page: str, section: str) -> RetrievedChunk:
-        return RetrievedChunk(chunk_id=f"{page}{section}", content="x", score=0.5, title="Install [beta]",
-                              url=f"https://d.example/{page}", section=section, chunk_index=0,
-                              source_document=f"{page}.md")
+    from bots.discord.format import answer_embeds
+    from bots.slack.format import answer_message
+    from bots.terminal import format_answer
+    from core.answer.responses import CLOSEST_PAGES, CLOSEST_TEXT, plain_reply
+    from core.models import RetrievedChunk, UserQuery
 
-    near = [chunk("a", "Install [beta] > On <!channel> Linux"), chunk("a", "Install [beta] > Windows"),
-            *(chunk(p, "Setup") for p in "bcde")]
-    text = not_found_text(near)
-    lines = text.split("\n")
-    # One link per page, at most CLOSEST_PAGES; brackets no label can hold; no mention pings.
-    assert lines[0] == CLOSEST_TEXT and len(lines) == 1 + CLOSEST_PAGES
-    assert lines[1].startswith("- [Install (beta) > On @\u200bchannel Linux](https://d.example/a)")
-    assert markdown_to_mrkdwn(escape(lines[2])) == "\u2022 <https://d.example/b|Install (beta) &gt; Setup>"
-    assert markdown_to_plain(lines[3]) == "- Install (beta) > Setup (https://d.example/c)"
-    assert not_found_text([]) == NOT_FOUND_TEXT
+    def chunk(url: str, section: str) -> RetrievedChunk:
+        return RetrievedChunk(chunk_id=f"{url}#{section}", content="x", score=0.3, url=url, title="Guide",
+                              section=section, chunk_index=0, source_document="guide.md")
+
+    closest = [chunk("https://d.example/Foo_(bar)", "Guide > [report] fail_under"),
+               chunk("https://d.example/Foo_(bar)", "Guide > Other"),
+               chunk("file:///srv/docs/b.md", "Guide > B"), chunk("https://d.example/c", "Guide > C"),
+               chunk("https://d.example/d", "Guide > D")]
+    query = UserQuery(query_text="how do i set the threshold?", user_context="t")
+    response = plain_reply(query, time.perf_counter(), "unused", ranking_algorithm="x", closest=closest)
+    # One source per page, none cited; the text says what they are.
+    assert response.response_text == CLOSEST_TEXT and len(response.sources) == CLOSEST_PAGES
+    slack = str(answer_message(response)["blocks"])
+    assert "Related" in slack and "<https://d.example/Foo_(bar)|Guide>" in slack and "[1]" not in slack
+    terminal = format_answer(response)
+    assert "Related:" in terminal and "Sources:" not in terminal and "file:///srv/docs/b.md" in terminal
+    [embed] = answer_embeds(response, question="how do i set the threshold?")
+    assert [f.name for f in embed.fields] == ["Related"]
+    assert plain_reply(query, time.perf_counter(), "Not found.").sources == []

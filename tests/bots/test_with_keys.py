@@ -9,6 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from bots.runtime import build_runtime
+from core.answer.responses import CLOSEST_TEXT
 from core.ingest.sitemap import ingest_source
 from core.models import AgentResponse, ResponseStatus
 from core.settings import Settings
@@ -85,7 +86,9 @@ async def test_gemini_saying_the_docs_do_not_answer_is_not_found(
     response = await ask_with_keys(tmp_path, gemini, cohere, "how do I put the slack bot token in ragbot?",
                                    "NOT_IN_DOCS")
     assert response.status is ResponseStatus.NO_RELEVANT_DOCUMENTS
-    assert response.sources == [] and "NOT_IN_DOCS" not in response.response_text
+    # Nothing of the model's reply is shown; the pages it read are listed as the closest, none cited.
+    assert response.response_text == CLOSEST_TEXT and "NOT_IN_DOCS" not in response.response_text
+    assert [s.section for s in response.sources][:1] == ["Slack > Tokens"]
     assert "NOT_IN_DOCS" in str(gemini.requests[0]["systemInstruction"])
 
 

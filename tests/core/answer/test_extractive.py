@@ -1180,6 +1180,7 @@ def test_a_tab_named_like_a_runtime_is_a_tab() -> None:
     # A setting under its INI section.
     ("Reference > [report] fail_under", "[report] fail_under"), ("Reference > [run] branch", "[run] branch"),
     ("Reference > [tool.coverage.run] omit", "[tool.coverage.run] omit"), ("Notes > [1] see below", None),
+    ("Features > [Beta] Streaming", None), ("Changelog > [1.2.0] Added", None), ("Todo > [x] Done", None),
     # Headings keep Markdown's escapes.
     ("Settings > DEPTH\\_LIMIT", "DEPTH_LIMIT"), ("Limits > max\\_connections", "max_connections"),
     # A heading that nearly names something is read in linear time ("_" is a word character too).

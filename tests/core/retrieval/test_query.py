@@ -203,6 +203,10 @@ def test_an_acronym_in_capitals_the_docs_never_write_is_a_name() -> None:
     lexicon = Lexicon(chunks=10, words={"gazebo": 6, "ros": 3, "topics": 4})
     assert unknown_names("HELP, gazebo USES the ROS topics on my PC", lexicon) == []
     assert unknown_names("HELP, gazebo USES the ROS topics on my GPU", lexicon) == ["gpu"]
+    # Chat shorthand in capitals, shouting, and the docs' words shortened are none.
+    for message in ("TODO how do i limit gazebo topics?", "NOOB q, PTAL: where do gazebo topics go, EOD pls",
+                    "WHERE ARE THE GAZEBO TOPICS KEPT", "gazebo REPO CONF", "TBH the gazebo topics, ASAP"):
+        assert unknown_names(message, lexicon) == [], message
 
 
 def test_the_writers_own_paths_and_named_packages_are_their_stack() -> None:
