@@ -61,9 +61,10 @@ class Settings(BaseSettings):
     #: Gemini, 0.15 passes 0.97 of in-scope first messages over eight sets (BENCHMARKS.md).
     answerable_probability: float = Field(default=0.43, ge=0.0, le=1.0)
     answerable_probability_llm: float = Field(default=0.15, ge=0.0, le=1.0)
-    #: A question not answered whose probability still reaches this gets links to the pages that
-    #: came closest (none quoted). 0.15: of the questions declined on 58 sets, 139 of 168 in scope
-    #: and 128 of 534 off topic reach it (BENCHMARKS.md, twenty-ninth pass).
+    #: A question not answered whose probability still reaches this lists the pages that came
+    #: closest (none quoted or cited). At 0.15, on 58 sets: 85 of the 121 answerable first messages
+    #: declined list them, 66 with the page meant among them; so do 92 of the 487 off-topic ones
+    #: declined (BENCHMARKS.md, twenty-ninth pass).
     closest_pages_probability: float = Field(default=0.15, ge=0.0, le=1.0)
     #: Weight of the dense retriever in the convex fusion (the sparse one gets 1 - this).
     dense_weight: float = Field(default=0.35, ge=0.0, le=1.0)
