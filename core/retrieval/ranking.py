@@ -308,7 +308,10 @@ def without_changelog(
     """
     if _ASKS_VERSIONS.search(question):
         return list(fused)
-    entries = {f.chunk_id for f in fused if is_changelog(str(f.payload.get("section", "")))}
+    # A page with no heading of its own ("CHANGES.rst" that only includes its entries) is named by
+    # its title alone.
+    entries = {f.chunk_id for f in fused
+               if is_changelog(str(f.payload.get("section") or f.payload.get("title") or ""))}
     if not entries:
         return list(fused)
     rest = [f for f in fused if f.chunk_id not in entries]

@@ -284,6 +284,22 @@ def test_changelog_entries_give_way_unless_the_question_asks_about_versions() ->
     assert without_changelog(fused, how, {"note": 0.9, "guide": 0.2}, threshold=0.15) == fused
 
 
+def test_a_changelog_page_with_no_heading_of_its_own_is_named_by_its_title() -> None:
+    from core.retrieval.ranking import without_changelog
+
+    def cand(cid: str, title: str, section: str) -> Fused:
+        return Fused(cid, 0.5, None, None, {"title": title, "section": section})
+
+    # "CHANGES.rst" that only includes its entries: no heading, so no section; its title says it.
+    fused = [cand("note", "Changes", ""), cand("guide", "Combining", "Combining > Re-mapping paths")]
+    how = "how do i merge the data files"
+    rels = {"note": 0.6, "guide": 0.4}
+    assert [f.chunk_id for f in without_changelog(fused, how, rels, threshold=0.15)] == ["guide"]
+    # A page titled otherwise, or a section that says what it is, decides as before.
+    other = [cand("note", "Changes", "Changes > Combining"), fused[1]]
+    assert without_changelog(other, how, rels, threshold=0.15) == other
+
+
 def test_a_passage_repeated_on_a_print_all_page_is_kept_once_from_its_own_page() -> None:
     from core.retrieval.ranking import REPEAT_MIN_CHARS, without_repeats
 
