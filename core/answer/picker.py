@@ -10,8 +10,9 @@ import re
 from collections.abc import Sequence
 
 from core.answer.blocks import Block
+from core.answer.links import link_labels
 from core.answer.passage import EXCERPT_CHARS
-from core.answer.units import Unit, prose_chars, quote_key, without_link_targets
+from core.answer.units import Unit, prose_chars, quote_key
 
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
@@ -131,4 +132,4 @@ def _words(block: Block) -> str:
     """
     if block.kind == "code":
         return " ".join("\n".join(block.text.split("\n")[1:-1]).split())  # inside its fences
-    return " ".join(_WORD.findall(without_link_targets(block.text)))
+    return " ".join(_WORD.findall(link_labels(block.text)))

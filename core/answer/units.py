@@ -83,18 +83,12 @@ def quote_key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def without_link_targets(text: str) -> str:
-    """Prose as read: ``[label](target)`` is its label, not the address it points at (``link_labels``).
-
-    A link's target ("cli/reference.md#hatch-publish", "github.com/pytest-dev/pytest-xdist") names
-    other pages and projects; its words are no words of the sentence and must not choose it.
-    """
-    return link_labels(text)
-
-
 def prose_chars(block: Block) -> int:
-    """How long a block reads: its characters without link targets (code as it is)."""
-    return len(block.text) if block.kind == "code" else len(without_link_targets(block.text))
+    """How long a block reads: its characters with each link as its label (code as it is).
+
+    A link's address ("cli/reference.md#hatch-publish") is no part of what a reader reads.
+    """
+    return len(block.text) if block.kind == "code" else len(link_labels(block.text))
 
 
 @lru_cache(maxsize=16_384)
@@ -150,7 +144,7 @@ def read_units(chunks: Sequence[RetrievedChunk], *, exercises_asked: bool = Fals
                 pieces = table_rows(block)
             part = block.text if block.heads_entry else part
             for piece in pieces:
-                read = piece.text if piece.kind == "code" else without_link_targets(piece.text)
+                read = piece.text if piece.kind == "code" else link_labels(piece.text)
                 terms = unit_terms(read, names=piece.kind != "code")
                 pairs = frozenset(itertools.pairwise(unit_terms(read, names=False)))
                 units.append(Unit(chunk=ci, position=len(units), block=piece, terms=frozenset(terms),
@@ -198,7 +192,7 @@ def _without_lead_in(unit: Unit) -> list[Unit]:
     if not sentences:
         return []
     text = " ".join(sentences)
-    read = without_link_targets(text)
+    read = link_labels(text)
     terms = unit_terms(read)
     return [dataclasses.replace(unit, block=Block("para", text), terms=frozenset(terms),
                                 pairs=frozenset(itertools.pairwise(unit_terms(read, names=False))))]
