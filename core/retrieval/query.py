@@ -284,6 +284,7 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
     corrections: dict[str, str] = {}
     spelt: set[str] = set()
     before = ""
+    written = set(re.findall(r"\w+", text.lower()))  # the words the message writes itself
     for raw in re.findall(r"\S+", text):
         word = raw.strip(".,!?;:()[]{}\"'`").lower()
         if word in FILLER or (word in CHAT_ABBREVIATIONS and not lexicon.knows(word)):
@@ -297,8 +298,8 @@ def _clean_words(text: str, lexicon: Lexicon) -> tuple[str, dict[str, str]]:
             spelt.add(SHORTHAND[word])  # once: "env" -> "env environment", the docs' word mostly
             core = raw.rstrip(".,!?;:")
             raw = f"{core} {SHORTHAND[word]}{raw[len(core):]}"
-        elif (pair := _spelt_pair(typed, word, lexicon)) and not set(pair.split()) <= spelt | set(
-                re.findall(r"\w+", text.lower())):  # each long word once, and not where the message writes it
+        elif (pair := _spelt_pair(typed, word, lexicon)) and not set(pair.split()) <= spelt | written:
+            # each long word once, and not where the message writes it
             spelt.update(pair.split())
             core = raw.rstrip(".,!?;:")
             raw = f"{core} {pair}{raw[len(core):]}"
