@@ -39,7 +39,7 @@ from core.answer.followups import (
 )
 from core.answer.generators.fallback import FallbackGenerator
 from core.answer.prompt import says_not_in_docs
-from core.answer.responses import NOT_FOUND_TEXT, answered, plain_reply, retrieval_failed
+from core.answer.responses import answered, not_found, plain_reply, retrieval_failed
 from core.answer.steps import Found, Scope, StepLog, filtered_summary, short, unlogged
 from core.errors import ProviderError, QueryValidationError, StoreError
 from core.ingest.injection import instruction_reason
@@ -387,7 +387,7 @@ class RagPipeline:
         if aside is not None:
             return plain_reply(query, started, aside)
         if not own.text and not bare:  # only mentions, emoji or filler: nothing to search for
-            return plain_reply(query, started, NOT_FOUND_TEXT)
+            return not_found(query, started)
         enough = self._min_probability(quoting=bool(aimed))
         try:
             searching = self._search(search_text, query=query, scope=scope, lexicon=lexicon)
@@ -475,7 +475,7 @@ class RagPipeline:
         """The "not found" reply, listing the pages that came closest when the docs seemed near enough."""
         floor = self.settings.closest_pages_probability
         closest = found.context.chunks if found is not None and found.verdict.probability >= floor else ()
-        return plain_reply(query, started, NOT_FOUND_TEXT, ranking_algorithm=algorithm, closest=closest)
+        return not_found(query, started, ranking_algorithm=algorithm, closest=closest)
 
     def _min_probability(self, *, quoting: bool = False) -> float:
         # A model says when the sources do not answer: only clearly off-topic questions are dropped.

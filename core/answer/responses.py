@@ -53,19 +53,26 @@ def plain_reply(query: UserQuery, started: float, text: str, *, ranking_algorith
     """An answer that quotes nothing: not found, or a friendly reply to small talk.
 
     Args:
-        closest: chunks of the pages that came closest to a question not answered: their first
-            ``CLOSEST_PAGES`` pages are listed as sources, none cited, and the text says so.
+        closest: chunks of the pages that came closest to a question not answered (``not_found``):
+            their first ``CLOSEST_PAGES`` pages are listed as sources, none cited.
     """
     chunks = list(closest)
     return AgentResponse(
         query_id=query.query_id, query_text=query.query_text, thread_id=query.thread_id,
-        response_text=CLOSEST_TEXT if chunks else text, status=ResponseStatus.NO_RELEVANT_DOCUMENTS,
+        response_text=text, status=ResponseStatus.NO_RELEVANT_DOCUMENTS,
         sources=with_related([], chunks, limit=CLOSEST_PAGES), retrieved_chunks=chunks,
         ranking_algorithm=ranking_algorithm,
         grounding_validation=GroundingValidation(method="none", passed=True),
         retrieval_used=ranking_algorithm is not None,
         execution_time=time.perf_counter() - started,
     )
+
+
+def not_found(query: UserQuery, started: float, *, ranking_algorithm: str | None = None,
+              closest: Sequence[RetrievedChunk] = ()) -> AgentResponse:
+    """The "not found" reply: the closest pages listed when there are any, else a hint to rephrase."""
+    text = CLOSEST_TEXT if closest else NOT_FOUND_TEXT
+    return plain_reply(query, started, text, ranking_algorithm=ranking_algorithm, closest=closest)
 
 
 def retrieval_failed(query: UserQuery, started: float, exc: Exception, reference: str) -> AgentResponse:

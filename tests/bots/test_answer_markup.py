@@ -166,7 +166,7 @@ def test_the_pages_a_not_found_reply_lists_are_related_pages_on_every_platform()
     from bots.discord.format import answer_embeds
     from bots.slack.format import answer_message
     from bots.terminal import format_answer
-    from core.answer.responses import CLOSEST_PAGES, CLOSEST_TEXT, plain_reply
+    from core.answer.responses import CLOSEST_PAGES, CLOSEST_TEXT, NOT_FOUND_TEXT, not_found
     from core.models import RetrievedChunk, UserQuery
 
     def chunk(url: str, section: str) -> RetrievedChunk:
@@ -178,7 +178,7 @@ def test_the_pages_a_not_found_reply_lists_are_related_pages_on_every_platform()
                chunk("file:///srv/docs/b.md", "Guide > B"), chunk("https://d.example/c", "Guide > C"),
                chunk("https://d.example/d", "Guide > D")]
     query = UserQuery(query_text="how do i set the threshold?", user_context="t")
-    response = plain_reply(query, time.perf_counter(), "unused", ranking_algorithm="x", closest=closest)
+    response = not_found(query, time.perf_counter(), ranking_algorithm="x", closest=closest)
     # One source per page, none cited; the text says what they are.
     assert response.response_text == CLOSEST_TEXT and len(response.sources) == CLOSEST_PAGES
     slack = str(answer_message(response)["blocks"])
@@ -187,4 +187,5 @@ def test_the_pages_a_not_found_reply_lists_are_related_pages_on_every_platform()
     assert "Related:" in terminal and "Sources:" not in terminal and "file:///srv/docs/b.md" in terminal
     [embed] = answer_embeds(response, question="how do i set the threshold?")
     assert [f.name for f in embed.fields] == ["Related"]
-    assert plain_reply(query, time.perf_counter(), "Not found.").sources == []
+    plain = not_found(query, time.perf_counter())
+    assert plain.response_text == NOT_FOUND_TEXT and plain.sources == []
