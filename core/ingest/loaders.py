@@ -89,8 +89,9 @@ MDX_PARSER = "mdx-1"
 DESCRIBED_PARSER = "described-1"
 #: API reference pages whose operation (front matter's ``openapi: "POST /x"``) was not read.
 ENDPOINT_PARSER = "endpoint-1"
-#: Definition lists, whose terms were read apart from the ": definition" line under them.
-DEFLISTS_PARSER = "deflists-1"
+#: Definition lists, whose terms were read apart from the ": definition" line under them (-2: also
+#: with a blank line between the term and its definition).
+DEFLISTS_PARSER = "deflists-2"
 #: Pages with attribute lines (``{.hide-header}``), which were read as text before.
 ATTRIBUTES_PARSER = "attributes-1"
 #: Pages including files (mdBook's ``{{#include file}}``, MkDocs' ``{* file *}``): 1: an include line

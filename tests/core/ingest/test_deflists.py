@@ -33,3 +33,18 @@ def test_a_page_with_definitions_reads_them_with_their_terms() -> None:
     assert DEFLISTS_PARSER in parsed.parser
     assert parsed.sections[0].blocks == ["**`delimiter`**: The delimiter.", "Default is `.`.", "More.",
                                          "```\ncode\n```"]
+
+
+def test_a_blank_line_may_stand_between_a_term_and_its_definition() -> None:
+    # A "loose" list (Pandoc, PHP Markdown Extra, MyST): the term still opens its definition, and a
+    # lazily indented line of it does not stop another definition of the same term.
+    page = ("Processors:\n\n`filter_by_level`:\n\n: Drops entries below the level.\n  Put it first.\n"
+            ": Also fast.\n\n`add_logger_name`\n\n: Adds the name.\n\n: Under the key `logger`.\n\n"
+            "Then prose.\n")
+    assert has_definition_lists(page)
+    assert definition_lists(page) == (
+        "Processors:\n\n**`filter_by_level`**: Drops entries below the level.\n  Put it first.\n"
+        "Also fast.\n\n**`add_logger_name`**: Adds the name.\nUnder the key `logger`.\n\nThen prose.\n")
+    # A paragraph over a blank line, text indented under a definition, or code: no terms.
+    for page in ("one\ntwo\n\n: three\n", "`a`\n: b\n\n    owned\n\n: c\n", "```\ncode\n```\n\n: x\n"):
+        assert definition_lists(page).endswith(": " + page.rsplit(": ", 1)[1])
