@@ -90,7 +90,8 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
                 or (nxt.block.kind in ("code", "table") and _item_leads_in(units[end - 1].block))
                 or _promised_item(units, start, end) or _next_tab(units, start, end)
                 or _code_after_promised_list(units, start, end)
-                or _names_what_was_described(units[start:end], nxt))
+                or _names_what_was_described(units[start:end], nxt)
+                or _procedure_goes_on(units, start, end))
         # The section's last block, sharing the question's words, finishes it while the part stays
         # short ("When making changes to the linked dep, restart ... with `--force`"); a lead-in whose
         # body is not quoted answers nothing, nor does a block under another merged part's label.
@@ -101,6 +102,8 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
         end += 1
         if nxt.block.kind != "code":
             size += prose_chars(nxt.block)
+    while end - 1 > best and _step(units[end - 1].block) is not None and _item_leads_in(units[end - 1].block):
+        end -= 1  # a step whose command did not fit says "run:", and nothing more
     return list(units[start:end])
 
 
@@ -112,6 +115,40 @@ def _names_what_was_described(quoted: Sequence[Unit], nxt: Unit) -> bool:
     """
     return (nxt.block.continues and "`" in nxt.block.text
             and not any(u.block.kind == "code" or "`" in u.block.text for u in quoted))
+
+
+#: A numbered step: "2. Add the module ...", "3) Restart"; a procedure's first.
+_NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s", re.MULTILINE)
+_FIRST_STEP = re.compile(r"\s*1[.)]\s")
+#: Blocks looked past for a procedure's next step (its command, a note inside the step).
+STEP_GAP = 3
+
+
+def _step(block: Block) -> int | None:
+    """The number of the last numbered step ``block`` holds, or None."""
+    numbers = _NUMBERED.findall(block.text) if block.kind == "list" else []
+    return int(numbers[-1]) if numbers else None
+
+
+def _procedure_goes_on(units: Sequence[Unit], start: int, end: int) -> bool:
+    """Whether ``units[end]`` belongs to a numbered procedure quoted since ``start``, up to its next step.
+
+    Steps 1 and 2 of four set nothing up: a step's command, the note inside it and the next step
+    come along while the answer is short. Only a procedure quoted from its first step, with
+    commands: numbered points explaining something, or steps joined in the middle, are a list to
+    pick from.
+    """
+    steps = [n for u in units[start:end] if (n := _step(u.block)) is not None]
+    first = next(i for i in range(start, end) if _step(units[i].block) is not None) if steps else end
+    if not steps or not _FIRST_STEP.match(units[first].block.text) or not any(
+            u.block.kind == "code" for u in units[first:end]):
+        return False
+    for k in range(end, end + STEP_GAP + 1):
+        if not same_section(units, k):
+            return False
+        if (n := _step(units[k].block)) is not None:
+            return n in (steps[-1], steps[-1] + 1)  # "1." on every item, as Markdown allows, or the next
+    return False
 
 
 def _says_nothing_yet(quoted: Sequence[Unit], nxt: Unit) -> bool:

@@ -1378,6 +1378,44 @@ def test_a_passage_describing_a_feature_takes_the_next_sentence_naming_it(named:
     assert len(grow(read_units([coded])[0], 0, {"delay": 1.0})) == 1
 
 
+_STEPS = ("1. Install the package:\n\n```sh\npip install beat-db\n```\n\n"
+          "2. Add the module to your settings:\n\n```py\nAPPS = ['beat_db']\n```\n\n"
+          "Note that the module name has no dash.\n\n3. Apply the migrations:\n\n```sh\nmigrate\n```\n\n"
+          "4. Start beat with the database scheduler:\n\n```sh\nbeat --scheduler beat_db:Scheduler\n```")
+
+
+def test_a_procedure_quoted_from_its_first_step_goes_on_to_its_last() -> None:
+    from core.answer.units import read_units
+
+    page = chunk(1, f"A database can hold the schedule. To set it up:\n\n{_STEPS}\n\n## Other\n\nUnrelated.")
+    grown = "\n".join(u.block.text for u in grow(read_units([page])[0], 0, {"database": 1.0}))
+    assert "Note that the module" in grown and "--scheduler beat_db:Scheduler" in grown
+    assert "Unrelated" not in grown
+
+
+def test_numbered_points_and_steps_joined_midway_are_a_list_to_pick_from() -> None:
+    from core.answer.passage import _procedure_goes_on
+    from core.answer.units import read_units
+
+    points = "How it works:\n\n1. The group is chained.\n\n2. A callback runs.\n\n3. The results print."
+    units = read_units([chunk(1, points)])[0]
+    assert not _procedure_goes_on(units, 0, 2)  # no command in the steps quoted
+    midway = read_units([chunk(1, _STEPS.split("3. ", 1)[0].split("2. ", 1)[1])])[0]
+    later = read_units([chunk(1, "2. " + _STEPS.split("2. ", 1)[1])])[0]
+    assert midway and not _procedure_goes_on(later, 0, 2)  # joined at step 2
+    steps = read_units([chunk(1, _STEPS)])[0]
+    assert _procedure_goes_on(steps, 0, 2) and _procedure_goes_on(steps, 0, 4)
+
+
+def test_a_step_whose_command_is_left_out_is_left_out_too() -> None:
+    from core.answer.units import read_units
+
+    said = "Words of a long step. " * 29  # the answer is full after it and the next step's lead-in
+    page = chunk(1, f"1. {said}Run:\n\n```sh\nfirst\n```\n\n2. Then run:\n\n```sh\nsecond\n```")
+    grown = [u.block.text for u in grow(read_units([page])[0], 0, {"words": 1.0})]
+    assert grown[-1] == "```sh\nfirst\n```"
+
+
 def test_a_verb_done_to_a_pronoun_weighs_half_and_the_thing_named_chooses() -> None:
     from core.answer.excerpt import _asked_first, _done_to_pronoun
 
