@@ -13,6 +13,7 @@ from core.answer.blocks import Block
 from core.answer.links import link_labels
 from core.answer.passage import EXCERPT_CHARS
 from core.answer.units import Unit, prose_chars, quote_key
+from core.retrieval.terms import introduces_next
 
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
@@ -114,7 +115,14 @@ def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list
             _unsay(kept, quoted, said)  # "macOS:" over the same command as Linux's would label nothing
     if kept and kept[-1] is selected[-1] and kept[-1].block.is_tab_label:
         _unsay(kept, quoted, said)  # a label ending the passage labels nothing
+    elif len(kept) > 1 and kept[-1] is not selected[-1] and _leads_in(kept[-1].block):
+        _unsay(kept, quoted, said)  # "Reinstall the dependencies:" over a command quoted before
     return kept
+
+
+def _leads_in(block: Block) -> bool:
+    """Whether ``block`` (a paragraph, or a list's last item) introduces what comes after it."""
+    return introduces_next(block.text.split("\n")[-1])
 
 
 def _unsay(kept: list[Unit], quoted: set[str], said: list[str]) -> None:

@@ -1408,12 +1408,20 @@ def test_numbered_points_and_steps_joined_midway_are_a_list_to_pick_from() -> No
 
 
 def test_a_step_whose_command_is_left_out_is_left_out_too() -> None:
+    from core.answer.picker import _unseen
     from core.answer.units import read_units
 
     said = "Words of a long step. " * 29  # the answer is full after it and the next step's lead-in
     page = chunk(1, f"1. {said}Run:\n\n```sh\nfirst\n```\n\n2. Then run:\n\n```sh\nsecond\n```")
     grown = [u.block.text for u in grow(read_units([page])[0], 0, {"words": 1.0})]
     assert grown[-1] == "```sh\nfirst\n```"
+    # A lead-in over a command the answer quoted before introduces nothing either.
+    quoted: set[str] = set()
+    spoken: list[str] = []
+    _unseen(read_units([chunk(1, "```sh\nnpm run deps\n```")])[0], quoted, spoken)
+    lead_in = "Then reinstall the theme's own dependencies:"  # no tab's label: four words at most
+    units = read_units([chunk(2, f"Update the clone.\n\n{lead_in}\n\n```sh\nnpm run deps\n```")])[0]
+    assert [u.block.text for u in _unseen(units, quoted, spoken)] == ["Update the clone."]
 
 
 def test_a_verb_done_to_a_pronoun_weighs_half_and_the_thing_named_chooses() -> None:
