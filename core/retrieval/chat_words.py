@@ -21,7 +21,8 @@ CHAT_FORMS: dict[str, str] = {
     "gimme": "give me", "btwn": "between", "rly": "really", "bcuz": "because",
     # Tone, not topic: a rare word of them ("right") would outweigh what is asked.
     "right now": "", "at the moment": "", "for some reason": "", "any idea": "", "any ideas": "",
-    "thanks in advance": "", "or something": "", "or whatever": "", "kind of": "", "sort of": "",
+    "thanks in advance": "", "thx in advance": "", "ty in advance": "", "thank you in advance": "",
+    "or something": "", "or whatever": "", "kind of": "", "sort of": "",
 }
 
 #: Developers' shorthand in chat and the word docs spell out; used instead of the short form when

@@ -37,6 +37,9 @@ def test_chat_spellings_and_units_are_normalised() -> None:
     assert normalise_chat("v2.5 and 3cats") == "v2.5 and 3cats"  # not a unit: unchanged
     # Abbreviations English has no entry for would read as names the docs never mention.
     assert normalise_chat("diff btwn urdf and sdf bcuz") == "diff between urdf and sdf because"
+    # Thanks said in advance, however it is spelt, leaves no "advance" to search for.
+    for thanks in ("thanks in advance", "thx in advance", "ty in advance", "thank you in advance"):
+        assert "advance" not in normalise_chat(f"fastest prod setup? {thanks}")
 
 
 @pytest.mark.parametrize(("chat", "normal"), [
