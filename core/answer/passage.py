@@ -102,9 +102,24 @@ def grow(units: Sequence[Unit], best: int, weights: dict[str, float]) -> list[Un
         end += 1
         if nxt.block.kind != "code":
             size += prose_chars(nxt.block)
-    while end - 1 > best and _step(units[end - 1].block) is not None and _item_leads_in(units[end - 1].block):
-        end -= 1  # a step whose command did not fit says "run:", and nothing more
-    return list(units[start:end])
+    return list(units[start:_without_dangling(units, best, end)])
+
+
+def _without_dangling(units: Sequence[Unit], best: int, end: int) -> int:
+    """``end`` moved back past the lead-ins ending a passage without what they introduce.
+
+    "2. Then run:" or "Apply the tables with the command below:" whose command did not fit says
+    nothing. A list of several items stays: its other steps are what was asked.
+    """
+    while end - 1 > best and is_bare_lead_in(units[end - 1].block):
+        end -= 1
+    return end
+
+
+def is_bare_lead_in(block: Block) -> bool:
+    """Whether ``block`` is a paragraph, or a list's one item, ending with a colon: a lead-in alone."""
+    one = block.kind == "para" or (block.kind == "list" and len(_top_steps(block, numbered=False)) == 1)
+    return one and block.text.rstrip().endswith(":")
 
 
 def _names_what_was_described(quoted: Sequence[Unit], nxt: Unit) -> bool:
@@ -117,17 +132,23 @@ def _names_what_was_described(quoted: Sequence[Unit], nxt: Unit) -> bool:
             and not any(u.block.kind == "code" or "`" in u.block.text for u in quoted))
 
 
-#: A numbered step: "2. Add the module ...", "3) Restart"; a procedure's first.
-_NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s", re.MULTILINE)
-_FIRST_STEP = re.compile(r"\s*1[.)]\s")
+#: A list item as written at the start of its line: "2. Add the module ...", "3) Restart", "- Note".
+_ITEM = re.compile(r"^([ \t]*)(?:[-*+\u2022]|(\d{1,3})[.)])[ \t]", re.MULTILINE)
 #: Blocks looked past for a procedure's next step (its command, a note inside the step).
 STEP_GAP = 3
 
 
-def _step(block: Block) -> int | None:
-    """The number of the last numbered step ``block`` holds, or None."""
-    numbers = _NUMBERED.findall(block.text) if block.kind == "list" else []
-    return int(numbers[-1]) if numbers else None
+def _top_steps(block: Block, *, numbered: bool = True) -> list[int]:
+    """The numbers of a list block's top-level numbered items; sub-steps indented under them are none.
+
+    With ``numbered=False``, every top-level item counts, a bullet as 0.
+    """
+    if block.kind != "list":
+        return []
+    items = [(len(m.group(1).expandtabs()), int(m.group(2) or 0), m.group(2) is not None)
+             for m in _ITEM.finditer(block.text)]
+    top = min((indent for indent, _, _ in items), default=0)
+    return [n for indent, n, is_number in items if indent == top and (is_number or not numbered)]
 
 
 def _procedure_goes_on(units: Sequence[Unit], start: int, end: int) -> bool:
@@ -136,18 +157,21 @@ def _procedure_goes_on(units: Sequence[Unit], start: int, end: int) -> bool:
     Steps 1 and 2 of four set nothing up: a step's command, the note inside it and the next step
     come along while the answer is short. Only a procedure quoted from its first step, with
     commands: numbered points explaining something, or steps joined in the middle, are a list to
-    pick from.
+    pick from. It ends at another part's label, or at a lead-in to another list ("Removing it:").
     """
-    steps = [n for u in units[start:end] if (n := _step(u.block)) is not None]
-    first = next(i for i in range(start, end) if _step(units[i].block) is not None) if steps else end
-    if not steps or not _FIRST_STEP.match(units[first].block.text) or not any(
-            u.block.kind == "code" for u in units[first:end]):
+    quoted = [(i, steps) for i in range(start, end) if (steps := _top_steps(units[i].block))]
+    if not quoted or quoted[0][1][0] != 1 or not any(u.block.kind == "code" for u in units[quoted[0][0]:end]):
         return False
+    numbers = [n for _, steps in quoted for n in steps]
+    # "1." on every item, as Markdown allows, goes on only where every step quoted was "1." too.
+    expected = {numbers[-1] + 1} | ({1} if set(numbers) == {1} else set())
     for k in range(end, end + STEP_GAP + 1):
-        if not same_section(units, k):
+        if not same_section(units, k) or units[k].part != units[start].part:
             return False
-        if (n := _step(units[k].block)) is not None:
-            return n in (steps[-1], steps[-1] + 1)  # "1." on every item, as Markdown allows, or the next
+        if steps := _top_steps(units[k].block):
+            return steps[0] in expected
+        if is_bare_lead_in(units[k].block) and not (k + 1 < len(units) and units[k + 1].block.kind == "code"):
+            return False
     return False
 
 

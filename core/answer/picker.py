@@ -11,9 +11,8 @@ from collections.abc import Sequence
 
 from core.answer.blocks import Block
 from core.answer.links import link_labels
-from core.answer.passage import EXCERPT_CHARS
+from core.answer.passage import EXCERPT_CHARS, is_bare_lead_in
 from core.answer.units import Unit, prose_chars, quote_key
-from core.retrieval.terms import introduces_next
 
 #: A passage adding none of the question's words (another answer to it, on the same page or a
 #: second one) is added only when it scores this close to the best one. Until the ninth pass only
@@ -110,19 +109,18 @@ def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list
             quoted.add(key)
             said.append(words)
             kept.append(unit)
-        elif (unit.block.kind == "code" and kept and kept[-1].block.is_tab_label
-              and (kept[-1].chunk, kept[-1].position) == (unit.chunk, unit.position - 1)):
-            _unsay(kept, quoted, said)  # "macOS:" over the same command as Linux's would label nothing
+        elif unit.block.kind in ("code", "list", "table"):
+            # "macOS:" over the same command as Linux's labels nothing, and "Reinstall the
+            # dependencies:" over a command quoted before introduces nothing; nor does a lead-in
+            # over that lead-in.
+            position = unit.position
+            while (kept and (kept[-1].chunk, kept[-1].position) == (unit.chunk, position - 1)
+                   and is_bare_lead_in(kept[-1].block)):
+                position = kept[-1].position
+                _unsay(kept, quoted, said)
     if kept and kept[-1] is selected[-1] and kept[-1].block.is_tab_label:
         _unsay(kept, quoted, said)  # a label ending the passage labels nothing
-    elif len(kept) > 1 and kept[-1] is not selected[-1] and _leads_in(kept[-1].block):
-        _unsay(kept, quoted, said)  # "Reinstall the dependencies:" over a command quoted before
     return kept
-
-
-def _leads_in(block: Block) -> bool:
-    """Whether ``block`` (a paragraph, or a list's last item) introduces what comes after it."""
-    return introduces_next(block.text.split("\n")[-1])
 
 
 def _unsay(kept: list[Unit], quoted: set[str], said: list[str]) -> None:

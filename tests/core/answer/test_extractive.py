@@ -1393,35 +1393,68 @@ def test_a_procedure_quoted_from_its_first_step_goes_on_to_its_last() -> None:
     assert "Unrelated" not in grown
 
 
-def test_numbered_points_and_steps_joined_midway_are_a_list_to_pick_from() -> None:
+def _goes_on(page: str, end: int) -> bool:
     from core.answer.passage import _procedure_goes_on
     from core.answer.units import read_units
 
-    points = "How it works:\n\n1. The group is chained.\n\n2. A callback runs.\n\n3. The results print."
-    units = read_units([chunk(1, points)])[0]
-    assert not _procedure_goes_on(units, 0, 2)  # no command in the steps quoted
-    midway = read_units([chunk(1, _STEPS.split("3. ", 1)[0].split("2. ", 1)[1])])[0]
-    later = read_units([chunk(1, "2. " + _STEPS.split("2. ", 1)[1])])[0]
-    assert midway and not _procedure_goes_on(later, 0, 2)  # joined at step 2
-    steps = read_units([chunk(1, _STEPS)])[0]
-    assert _procedure_goes_on(steps, 0, 2) and _procedure_goes_on(steps, 0, 4)
+    return _procedure_goes_on(read_units([chunk(1, page)])[0], 0, end)
+
+
+_ONES = "1. Install it:\n\n```sh\npip install beat-db\n```\n\n1. Enable it:\n\n```sh\nbeat enable db\n```"
+
+
+@pytest.mark.parametrize(("page", "end", "goes_on"), [
+    (_STEPS, 2, True), (_STEPS, 4, True),  # over step 2's command, then over its note to step 3
+    ("How it works:\n\n1. The group is chained.\n\n2. A callback runs.\n\n3. The results print.", 2,
+     False),  # numbered points, no command
+    ("2. " + _STEPS.split("2. ", 1)[1], 2, False),  # joined at step 2
+    (_STEPS.replace("3. Apply", "5. Apply"), 4, False),  # a skipped number: another list
+    (_STEPS.replace("3. Apply", "1. Apply"), 4, False),  # numbered again from 1: another procedure
+    (f"{_ONES}\n\n1. Restart it:\n\n```sh\nbeat restart\n```", 4, True),  # "1." on every step
+    (f"{_ONES}\n\nRemoving the Scheduler\n\n1. Drop the tables:\n\n```sh\nbeat drop\n```", 4, False),
+    (f"{_ONES}\n\nTo remove it again:\n\n1. Drop the tables:\n\n```sh\nbeat drop\n```", 4, False),
+    # Steps written without a blank line between them, or with sub-steps, are numbered by their items.
+    ("1. Install it:\n\n```sh\npip install x\n```\n\n2. Add `x` to the apps.\n3. Migrate:\n\n```sh\nm\n```"
+     "\n\n4. Start:\n\n```sh\ns\n```", 2, True),
+    ("1. Install it:\n\n```sh\npip install x\n```\n\n2. Configure it:\n   1. Open the file.\n   2. Edit it."
+     "\n   3. Save it.\n   4. Close it.\n\n3. Start:\n\n```sh\ns\n```", 3, True),
+])
+def test_a_procedure_goes_on_only_to_its_own_next_step(page: str, end: int, goes_on: bool) -> None:
+    assert _goes_on(page, end) is goes_on
 
 
 def test_a_step_whose_command_is_left_out_is_left_out_too() -> None:
-    from core.answer.picker import _unseen
     from core.answer.units import read_units
 
     said = "Words of a long step. " * 29  # the answer is full after it and the next step's lead-in
     page = chunk(1, f"1. {said}Run:\n\n```sh\nfirst\n```\n\n2. Then run:\n\n```sh\nsecond\n```")
     grown = [u.block.text for u in grow(read_units([page])[0], 0, {"words": 1.0})]
     assert grown[-1] == "```sh\nfirst\n```"
-    # A lead-in over a command the answer quoted before introduces nothing either.
+    # An instruction that only mentions what is below is no lead-in; nor is a list of several steps.
+    for last in ("2. Set `max_interval` below 300 seconds.", "2. Stop beat.\n3. Then run:"):
+        page = chunk(1, f"1. {said}Run:\n\n```sh\nfirst\n```\n\n{last}\n\n```sh\nsecond\n```")
+        assert grow(read_units([page])[0], 0, {"words": 1.0})[-1].block.text == last
+
+
+@pytest.mark.parametrize(("page", "kept"), [
+    ("Update the clone.\n\nThen reinstall the theme's own dependencies:\n\n```sh\nnpm run deps\n```",
+     ["Update the clone."]),  # the lead-in over a command quoted before
+    ("Then reinstall the theme's own dependencies:\n\n```sh\nnpm run deps\n```", []),  # the whole part
+    ("Update it.\n\nDo the following:\n\nThen reinstall the theme's own dependencies:\n\n```sh\nnpm run deps"
+     "\n```", ["Update it."]),  # a lead-in over that lead-in
+    ("Then reinstall the theme's own dependencies:\n\n```sh\nnpm run deps\n```\n\nRestart the server.",
+     ["Restart the server."]),  # it would introduce the wrong block
+    ("Keep it below the number of CPU cores, as the command below shows.\n\n```sh\nnpm run deps\n```",
+     ["Keep it below the number of CPU cores, as the command below shows."]),  # no lead-in: it answers
+])
+def test_a_lead_in_over_a_block_quoted_before_goes_with_it(page: str, kept: list[str]) -> None:
+    from core.answer.picker import _unseen
+    from core.answer.units import read_units
+
     quoted: set[str] = set()
     spoken: list[str] = []
     _unseen(read_units([chunk(1, "```sh\nnpm run deps\n```")])[0], quoted, spoken)
-    lead_in = "Then reinstall the theme's own dependencies:"  # no tab's label: four words at most
-    units = read_units([chunk(2, f"Update the clone.\n\n{lead_in}\n\n```sh\nnpm run deps\n```")])[0]
-    assert [u.block.text for u in _unseen(units, quoted, spoken)] == ["Update the clone."]
+    assert [u.block.text for u in _unseen(read_units([chunk(2, page)])[0], quoted, spoken)] == kept
 
 
 def test_a_verb_done_to_a_pronoun_weighs_half_and_the_thing_named_chooses() -> None:
