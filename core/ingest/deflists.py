@@ -60,7 +60,7 @@ def definition_lists(text: str) -> str:
         opening = _DEFINITION.match(line)
         if (opening is None and defined is not None and defined == len(out) - 1 and line[:1] in (" ", "\t")
                 and line.strip() and fences.fence is None):
-            # The definition's text going on, lazily indented: another definition may follow it.
+            # The definition's text going on, indented on its next line: another definition may follow it.
             out.append(line)
             defined, inside = len(out) - 1, True
             continue
@@ -73,7 +73,7 @@ def definition_lists(text: str) -> str:
             out[-1] = text_of  # another definition of the same term, after a blank line
         elif opening is not None and _is_term(out) and code != len(out) - 1 and owned != len(out) - 1:
             out[-1] = f"{_shown_term(out[-1])}: {text_of}"
-        elif loose and _is_term(out[:-1]) and code != len(out) - 2 and owned != len(out) - 2:
+        elif loose and _is_term(out, -2) and code != len(out) - 2 and owned != len(out) - 2:
             out.pop()  # the blank line between the term and its definition
             out[-1] = f"{_shown_term(out[-1])}: {text_of}"
         else:
@@ -83,11 +83,12 @@ def definition_lists(text: str) -> str:
     return "\n".join(out)
 
 
-def _is_term(out: list[str]) -> bool:
-    """Whether the last line read is a term: a short line of text opening a paragraph."""
-    if not out or not out[-1].strip() or len(out[-1]) > _TERM_CHARS or _NOT_A_TERM.match(out[-1]):
+def _is_term(out: list[str], last: int = -1) -> bool:
+    """Whether ``out[last]`` (the last line read) is a term: a short line of text opening a paragraph."""
+    k = len(out) + last if last < 0 else last
+    if k < 0 or not out[k].strip() or len(out[k]) > _TERM_CHARS or _NOT_A_TERM.match(out[k]):
         return False
-    return len(out) == 1 or not out[-2].strip()
+    return k == 0 or not out[k - 1].strip()
 
 
 def _shown_term(line: str) -> str:

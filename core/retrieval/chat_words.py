@@ -22,6 +22,7 @@ CHAT_FORMS: dict[str, str] = {
     # Tone, not topic: a rare word of them ("right") would outweigh what is asked.
     "right now": "", "at the moment": "", "for some reason": "", "any idea": "", "any ideas": "",
     "thanks in advance": "", "thx in advance": "", "ty in advance": "", "thank you in advance": "",
+    "thank u in advance": "",
     "or something": "", "or whatever": "", "kind of": "", "sort of": "",
 }
 

@@ -38,7 +38,8 @@ def test_chat_spellings_and_units_are_normalised() -> None:
     # Abbreviations English has no entry for would read as names the docs never mention.
     assert normalise_chat("diff btwn urdf and sdf bcuz") == "diff between urdf and sdf because"
     # Thanks said in advance, however it is spelt, leaves no "advance" to search for.
-    for thanks in ("thanks in advance", "thx in advance", "ty in advance", "thank you in advance"):
+    for thanks in ("thanks in advance", "thx in advance", "ty in advance", "thank you in advance",
+                   "thank u in advance"):
         assert "advance" not in normalise_chat(f"fastest prod setup? {thanks}")
 
 
