@@ -100,6 +100,11 @@ _OWN = re.compile(r"\b(?:my|our)\s+(?:own\s+)?(?:package|module|app|application|
                   r"|(?<![\w/])(?:\.{1,2}|~)/[^\s`'\"]*", re.IGNORECASE)
 
 
+#: A word one edit from an English word is read as its typo only when that word is common (at least
+#: this count in pyspellchecker's list: its 5,000 commonest words or so). People mistype the words they
+#: use ("sensers"); "conda" is no typo of "condo", nor "buildozer" of "bulldozer". Set a priori, not
+#: tuned; measured in BENCHMARKS.md (thirtieth pass).
+TYPO_OF_FREQUENCY = 10_000
 #: An acronym as typed: three to six capitals, maybe a plural's "s" ("CVEs").
 _ACRONYM_RE = re.compile(r"(?<![\w.-])([A-Z]{3,6})s?(?![\w.-])")
 #: Chat shorthand typed in capitals as often as not ("PTAL", "TODO"): no name of a tool.
@@ -151,10 +156,13 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     if len(names) >= limit:
         return names[:limit]
     for word in dict.fromkeys(w for token in tokens(text) for w in re.split(r"['\u2019.]", token)):
-        if word in names:
+        # "CVEs" was read as the acronym "cve"; chat shorthand ("repo") is searched spelt out, or
+        # the docs use it.
+        if word in names or word.removesuffix("s") in names or word in SHORTHAND:
             continue
         if (_NAME_RE.fullmatch(word) and word not in english and not lexicon.knows(word)
-                and english_correction(word) is None and not is_derived(word, english)
+                and english_correction(word, min_frequency=TYPO_OF_FREQUENCY) is None
+                and not is_derived(word, english)
                 and lexicon.abbreviated(word) is None):  # "concat" of the docs' "concatenate"
             names.append(word)
             if len(names) >= limit:

@@ -139,17 +139,20 @@ def _doubled(word: str, lexicon: Lexicon) -> str | None:
 
 
 @lru_cache(maxsize=4096)
-def english_correction(word: str) -> str | None:
+def english_correction(word: str, *, min_frequency: int = 0) -> str | None:
     """The most frequent English word one edit from ``word`` with its first letter, if any.
 
     Of words as frequent, the first in alphabetical order: pyspellchecker's own ``correction``
     breaks such ties in set order, which changes with the hash seed from one run to the next
-    ("tekton": "teton", "teston" or none), and a name's verdict with it.
+    ("tekton": "teton", "teston" or none), and a name's verdict with it. None too when that word
+    is rarer than ``min_frequency`` (pyspellchecker's count).
     """
     checker = _english()
     frequency = checker.word_frequency.__getitem__
     english = max(sorted(checker.candidates(word) or ()), key=frequency, default=None)
-    return english if english is not None and english[:1] == word[:1] else None
+    if english is None or english[:1] != word[:1] or frequency(english) < min_frequency:
+        return None
+    return english
 
 
 #: Affixes English makes new words with: "stackable", "precompile", "relocking" are no names.
