@@ -46,6 +46,7 @@ SHORTHAND: dict[str, str] = {
     "py": "python", "dev": "development", "vid": "video", "pic": "picture", "pics": "pictures",
     "num": "number", "cert": "certificate", "certs": "certificates", "conn": "connection",
     "conns": "connections", "attr": "attribute", "attrs": "attributes", "resp": "response",
+    "1st": "first", "2nd": "second", "3rd": "third", "4th": "fourth", "5th": "fifth",
 }
 
 #: Chat abbreviations of tone ("fwiw", "lmk"), left out of the search unless the docs use the word:

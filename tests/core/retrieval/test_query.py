@@ -126,6 +126,13 @@ def test_shorthand_is_spelt_out_unless_the_docs_use_it() -> None:
     assert "rn" not in words  # "right now": tone, not topic
 
 
+def test_an_ordinal_in_digits_is_searched_as_the_docs_write_it() -> None:
+    lexicon = Lexicon(chunks=4, words={"third": 3, "party": 3, "plugins": 2})
+    assert "third" in understand("any 3rd party plugins?", lexicon).text.split()
+    written = Lexicon(chunks=4, words={"3rd": 3, "party": 3, "plugins": 2})  # the docs' own form
+    assert "3rd" in understand("any 3rd party plugins?", written).text.split()
+
+
 def test_shorthand_the_docs_use_less_than_its_long_form_is_searched_with_it() -> None:
     lexicon = Lexicon(chunks=100, words={"env": 2, "environment": 30, "vars": 1, "variables": 20, "cmd": 5,
                                          "command": 1, "certificate": 9, "sim": 12, "simulation": 40})
