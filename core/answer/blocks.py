@@ -121,6 +121,12 @@ class Block:
         return plain_fence(self.text.split("\n", 1)[0])[1] if self.kind == "code" else ""
 
     @property
+    def is_bare_lead_in(self) -> bool:
+        """A paragraph, or a list's one item, ending with a colon: a lead-in and nothing more."""
+        one = self.kind == "para" or (self.kind == "list" and len(top_items(self, numbered=False)) == 1)
+        return one and self.text.rstrip().endswith(":")
+
+    @property
     def is_tab_label(self) -> bool:
         """A short line naming what the code under it is for ("pip:", "macOS and Linux:")."""
         return (self.kind == "para" and self.text.endswith(":") and len(self.text) <= TAB_LABEL_CHARS
@@ -281,6 +287,23 @@ def list_items(block: Block) -> list[Block]:
         else:
             items[-1].append(line)
     return [Block("list", "\n".join(lines)) for lines in items]
+
+
+#: A list item as written at the start of its line: "2. Add the module ...", "3) Restart", "- Note".
+_ITEM = re.compile(r"^([ \t]*)(?:[-*+\u2022]|(\d{1,3})[.)])[ \t]", re.MULTILINE)
+
+
+def top_items(block: Block, *, numbered: bool = True) -> list[int]:
+    """The numbers of a list block's top-level numbered items; sub-steps indented under them are none.
+
+    With ``numbered=False``, every top-level item counts, a bullet as 0.
+    """
+    if block.kind != "list":
+        return []
+    items = [(len(m.group(1).expandtabs()), int(m.group(2) or 0), m.group(2) is not None)
+             for m in _ITEM.finditer(block.text)]
+    top = min((indent for indent, _, _ in items), default=0)
+    return [n for indent, n, is_number in items if indent == top and (is_number or not numbered)]
 
 
 def _header_lines(lines: list[str]) -> int:

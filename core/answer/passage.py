@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.answer.blocks import LABEL_CHARS, Block
+from core.answer.blocks import LABEL_CHARS, Block, top_items
 from core.answer.units import Unit, prose_chars
 from core.retrieval.terms import introduces_next
 
@@ -111,15 +111,9 @@ def _without_dangling(units: Sequence[Unit], best: int, end: int) -> int:
     "2. Then run:" or "Apply the tables with the command below:" whose command did not fit says
     nothing. A list of several items stays: its other steps are what was asked.
     """
-    while end - 1 > best and is_bare_lead_in(units[end - 1].block):
+    while end - 1 > best and units[end - 1].block.is_bare_lead_in:
         end -= 1
     return end
-
-
-def is_bare_lead_in(block: Block) -> bool:
-    """Whether ``block`` is a paragraph, or a list's one item, ending with a colon: a lead-in alone."""
-    one = block.kind == "para" or (block.kind == "list" and len(_top_steps(block, numbered=False)) == 1)
-    return one and block.text.rstrip().endswith(":")
 
 
 def _names_what_was_described(quoted: Sequence[Unit], nxt: Unit) -> bool:
@@ -132,23 +126,8 @@ def _names_what_was_described(quoted: Sequence[Unit], nxt: Unit) -> bool:
             and not any(u.block.kind == "code" or "`" in u.block.text for u in quoted))
 
 
-#: A list item as written at the start of its line: "2. Add the module ...", "3) Restart", "- Note".
-_ITEM = re.compile(r"^([ \t]*)(?:[-*+\u2022]|(\d{1,3})[.)])[ \t]", re.MULTILINE)
 #: Blocks looked past for a procedure's next step (its command, a note inside the step).
 STEP_GAP = 3
-
-
-def _top_steps(block: Block, *, numbered: bool = True) -> list[int]:
-    """The numbers of a list block's top-level numbered items; sub-steps indented under them are none.
-
-    With ``numbered=False``, every top-level item counts, a bullet as 0.
-    """
-    if block.kind != "list":
-        return []
-    items = [(len(m.group(1).expandtabs()), int(m.group(2) or 0), m.group(2) is not None)
-             for m in _ITEM.finditer(block.text)]
-    top = min((indent for indent, _, _ in items), default=0)
-    return [n for indent, n, is_number in items if indent == top and (is_number or not numbered)]
 
 
 def _procedure_goes_on(units: Sequence[Unit], start: int, end: int) -> bool:
@@ -159,7 +138,7 @@ def _procedure_goes_on(units: Sequence[Unit], start: int, end: int) -> bool:
     commands: numbered points explaining something, or steps joined in the middle, are a list to
     pick from. It ends at another part's label, or at a lead-in to another list ("Removing it:").
     """
-    quoted = [(i, steps) for i in range(start, end) if (steps := _top_steps(units[i].block))]
+    quoted = [(i, steps) for i in range(start, end) if (steps := top_items(units[i].block))]
     if not quoted or quoted[0][1][0] != 1 or not any(u.block.kind == "code" for u in units[quoted[0][0]:end]):
         return False
     numbers = [n for _, steps in quoted for n in steps]
@@ -168,9 +147,9 @@ def _procedure_goes_on(units: Sequence[Unit], start: int, end: int) -> bool:
     for k in range(end, end + STEP_GAP + 1):
         if not same_section(units, k) or units[k].part != units[start].part:
             return False
-        if steps := _top_steps(units[k].block):
+        if steps := top_items(units[k].block):
             return steps[0] in expected
-        if is_bare_lead_in(units[k].block) and not (k + 1 < len(units) and units[k + 1].block.kind == "code"):
+        if units[k].block.is_bare_lead_in and not (k + 1 < len(units) and units[k + 1].block.kind == "code"):
             return False
     return False
 

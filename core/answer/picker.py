@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from core.answer.blocks import Block
 from core.answer.links import link_labels
-from core.answer.passage import EXCERPT_CHARS, is_bare_lead_in
+from core.answer.passage import EXCERPT_CHARS
 from core.answer.units import Unit, prose_chars, quote_key
 
 #: A passage adding none of the question's words (another answer to it, on the same page or a
@@ -115,7 +115,7 @@ def _unseen(selected: Sequence[Unit], quoted: set[str], said: list[str]) -> list
             # over that lead-in.
             position = unit.position
             while (kept and (kept[-1].chunk, kept[-1].position) == (unit.chunk, position - 1)
-                   and is_bare_lead_in(kept[-1].block)):
+                   and kept[-1].block.is_bare_lead_in):
                 position = kept[-1].position
                 _unsay(kept, quoted, said)
     if kept and kept[-1] is selected[-1] and kept[-1].block.is_tab_label:
