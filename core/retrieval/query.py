@@ -147,11 +147,16 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
     text = _OWN.sub(" ", _ASIDE.sub(" ", text))
     english = english_words()
     names: list[str] = []
+
+    def lacked(word: str) -> bool:
+        # Neither English, nor derived from it, nor the docs' word or one they cut short ("concat").
+        return (word not in english and not lexicon.knows(word) and not is_derived(word, english)
+                and lexicon.abbreviated(word) is None)
+
     # An acronym typed in capitals ("CVEs", "SBOM") is a name whatever English word it is one
     # edit from ("caves"), when the docs never write it.
     for word in _acronyms(text):
-        if (word not in english and not lexicon.knows(word) and not is_derived(word, english)
-                and lexicon.abbreviated(word) is None and word not in names):
+        if lacked(word) and word not in names:
             names.append(word)
     if len(names) >= limit:
         return names[:limit]
@@ -160,10 +165,8 @@ def unknown_names(text: str, lexicon: Lexicon, *, limit: int = 3) -> list[str]:
         # the docs use it.
         if word in names or word.removesuffix("s") in names or word in SHORTHAND:
             continue
-        if (_NAME_RE.fullmatch(word) and word not in english and not lexicon.knows(word)
-                and english_correction(word, min_frequency=TYPO_OF_FREQUENCY) is None
-                and not is_derived(word, english)
-                and lexicon.abbreviated(word) is None):  # "concat" of the docs' "concatenate"
+        if (_NAME_RE.fullmatch(word) and lacked(word)
+                and english_correction(word, min_frequency=TYPO_OF_FREQUENCY) is None):
             names.append(word)
             if len(names) >= limit:
                 break
